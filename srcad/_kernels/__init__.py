@@ -1,0 +1,303 @@
+"""srcad's compiled kernels behind plain-numpy functions.
+
+Each function takes numpy arrays (or anything np.asarray accepts), converts them to
+C-contiguous arrays of one float dtype (float32 or float64) and one index dtype (int32 or
+int64), and calls a Cython kernel with the thread count set here. No kernel uses atomics: every
+output element is summed by one thread in a fixed order, so results are bit-identical for any
+thread count. Integer indices may be negative and wrap as in numpy.
+"""
+import math
+import os
+
+import numpy as np
+
+from . import _reduce, _scatter, _spmm
+
+__all__ = [
+    "set_num_threads", "get_num_threads",
+    "gather_rows", "scatter_add_rows", "scatter_add_rows_into", "add_into",
+    "csr_matmul", "csr_transpose_index", "csr_matmul_t", "sddmm",
+    "csr_row_reduce", "csr_row_reduce_vjp", "csr_col_reduce", "csr_col_reduce_vjp",
+    "segment_reduce", "segment_reduce_vjp",
+]
+
+
+def _default_num_threads():
+    env = os.environ.get("SRCAD_NUM_THREADS", "").strip()
+    return max(1, int(env)) if env else (os.cpu_count() or 1)
+
+
+_num_threads = _default_num_threads()
+
+
+def set_num_threads(n):
+    """Set the number of threads the kernels use (an int >= 1)."""
+    global _num_threads
+    if int(n) != n or n < 1:
+        raise ValueError(f"number of threads must be an integer >= 1, got {n!r}")
+    _num_threads = int(n)
+
+
+def get_num_threads():
+    """The number of threads the kernels use (default: env SRCAD_NUM_THREADS, else all CPUs)."""
+    return _num_threads
+
+
+# ----------------------------------------------------------------------------- dispatch
+
+_FAILURES = {1: (IndexError, "index out of range"),
+             2: (ValueError, "row/column pointer is not monotone within the stored entries")}
+
+
+def _run(kernel, *args):
+    """Call a kernel (specialised by numpy on the arrays' dtypes) with the thread count; raise
+    on a nonzero status."""
+    status = kernel(*args, _num_threads)
+    if status:
+        exc, what = _FAILURES[status]
+        raise exc(f"srcad._kernels.{kernel.__name__}: {what}")
+
+
+def _floats(*arrays):
+    """The arrays, C-contiguous, in their common float dtype (float32 or float64)."""
+    arrays = [np.asarray(a) for a in arrays]
+    dtype = np.result_type(*arrays, np.float32)
+    if dtype not in (np.float32, np.float64):
+        if dtype.kind != "f":
+            raise TypeError(f"srcad kernels take real numbers, not {dtype}")
+        dtype = np.dtype(np.float64)
+    return [np.ascontiguousarray(a, dtype=dtype) for a in arrays]
+
+
+def _ints(*arrays):
+    """The arrays, C-contiguous, in one index dtype: int32 if every one fits it, else int64."""
+    arrays = [np.asarray(a) for a in arrays]
+    for a in arrays:
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"indices must be integers, not {a.dtype}")
+    dtype = np.int32 if np.result_type(*arrays, np.int32) == np.int32 else np.int64
+    return [np.ascontiguousarray(a, dtype=dtype) for a in arrays]
+
+
+def _rows(a, n, what):
+    """a as a flat buffer of n rows of equal width, and that width (1 for a vector)."""
+    if a.ndim not in (1, 2) or a.shape[0] != n:
+        raise ValueError(f"{what} must have shape ({n},) or ({n}, k), got {a.shape}")
+    return a.reshape(-1), (a.shape[1] if a.ndim == 2 else 1)
+
+
+def _op_is_max(op, allowed=("max", "min")):
+    if op not in allowed:
+        raise ValueError(f"op must be one of {allowed}, got {op!r}")
+    return op == "max"
+
+
+def _pattern(indptr, indices, n_rows=None):
+    """indptr and indices in one index dtype, checked for shape."""
+    indptr, indices = _ints(indptr, indices)
+    if indptr.ndim != 1 or indices.ndim != 1 or len(indptr) < 1:
+        raise ValueError("indptr and indices must be 1-D, indptr non-empty")
+    if n_rows is not None and len(indptr) != n_rows + 1:
+        raise ValueError(f"indptr must have n_rows + 1 = {n_rows + 1} entries, has {len(indptr)}")
+    return indptr, indices
+
+
+# ----------------------------------------------------------------------------- rows
+
+def gather_rows(E, idx):
+    """E[idx] for a dense E (n, ...) and integer idx, copying rows in parallel."""
+    E = np.asarray(E)
+    (idx,) = _ints(idx)
+    if E.ndim == 0:
+        raise ValueError("gather_rows needs an array with at least one axis")
+    if E.dtype.hasobject:
+        return E[idx]
+    E = np.ascontiguousarray(E)
+    out = np.empty(idx.shape + E.shape[1:], dtype=E.dtype)
+    width = E.itemsize * math.prod(E.shape[1:])
+    _run(_scatter.gather_rows, E.reshape(-1).view(np.uint8), idx.reshape(-1),
+         out.reshape(-1).view(np.uint8), E.shape[0], width)
+    return out
+
+
+def _scatter_into(out, idx, values):
+    """out[idx[k]] += values[k] in place, out being C-contiguous; returns out."""
+    if values.shape[:idx.ndim] != idx.shape or values.shape[idx.ndim:] != out.shape[1:]:
+        raise ValueError(f"values of shape {values.shape} do not match indices of shape "
+                         f"{idx.shape} into rows of shape {out.shape[1:]}")
+    (values,) = _floats(values.astype(out.dtype, copy=False))
+    _run(_scatter.scatter_add, values.reshape(-1), idx.reshape(-1), out.reshape(-1),
+         np.empty(0, np.int64), out.shape[0], math.prod(out.shape[1:]))
+    return out
+
+
+def scatter_add_rows(values, idx, n_rows):
+    """out (n_rows, ...) with out[idx[k]] += values[k], summed in the order of k."""
+    (values,), (idx,) = _floats(values), _ints(idx)
+    out = np.zeros((n_rows,) + values.shape[idx.ndim:], dtype=values.dtype)
+    return _scatter_into(out, idx, values)
+
+
+def scatter_add_rows_into(acc, idx, values):
+    """acc[idx[k]] += values[k] in place, in the order of k; returns acc."""
+    (idx,) = _ints(idx)
+    if not (isinstance(acc, np.ndarray) and acc.ndim >= 1 and acc.flags.c_contiguous
+            and acc.flags.writeable and acc.dtype in (np.float32, np.float64)):
+        np.add.at(acc, idx, values)  # same order, sequential
+        return acc
+    return _scatter_into(acc, idx, np.asarray(values))
+
+
+def add_into(acc, g):
+    """acc += g in place (dense, same shape), in parallel blocks; returns acc."""
+    g = np.asarray(g)
+    if (isinstance(acc, np.ndarray) and acc.shape == g.shape and acc.flags.c_contiguous
+            and acc.flags.writeable and acc.dtype in (np.float32, np.float64)):
+        (g,) = _floats(g.astype(acc.dtype, copy=False))
+        _run(_scatter.add_into, acc.reshape(-1), g.reshape(-1))
+    else:
+        acc += g
+    return acc
+
+
+# ----------------------------------------------------------------------------- CSR products
+
+def csr_matmul(indptr, indices, data, X, n_rows):
+    """Y = A @ X for A in CSR (n_rows rows) and dense X (n_cols,) or (n_cols, k)."""
+    indptr, indices = _pattern(indptr, indices, n_rows)
+    data, X = _floats(data, X)
+    if data.shape != indices.shape:
+        raise ValueError(f"data {data.shape} and indices {indices.shape} differ in length")
+    x, k = _rows(X, X.shape[0] if X.ndim else -1, "X")
+    Y = np.zeros((n_rows,) + X.shape[1:], dtype=X.dtype)
+    _run(_spmm.csr_matmul, indptr, indices, data, x, Y.reshape(-1), X.shape[0], k)
+    return Y
+
+
+def csr_transpose_index(indptr, indices, n_cols):
+    """(t_indptr, t_rows, t_pos): the CSC view of a CSR pattern, entries of a column in row
+    order, t_pos their positions in data."""
+    indptr, indices = _pattern(indptr, indices)
+    t_indptr = np.zeros(n_cols + 1, dtype=indptr.dtype)
+    t_rows = np.empty(len(indices), dtype=indptr.dtype)
+    t_pos = np.empty(len(indices), dtype=indptr.dtype)
+    _run(_spmm.csr_transpose_index, indptr, indices, t_indptr, t_rows, t_pos)
+    if t_indptr[-1] != len(indices):  # entries past indptr[-1] are not part of A
+        t_rows, t_pos = t_rows[:t_indptr[-1]].copy(), t_pos[:t_indptr[-1]].copy()
+    return t_indptr, t_rows, t_pos
+
+
+def csr_matmul_t(t_indptr, t_rows, t_pos, data, G, n_cols):
+    """Z = A.T @ G through A's transposed index, G (n_rows,) or (n_rows, k)."""
+    t_indptr, t_rows, t_pos = _ints(t_indptr, t_rows, t_pos)
+    if t_rows.shape != t_pos.shape:
+        raise ValueError("t_rows and t_pos differ in length")
+    if len(t_indptr) != n_cols + 1:
+        raise ValueError(f"t_indptr must have n_cols + 1 = {n_cols + 1} entries")
+    data, G = _floats(data, G)
+    g, k = _rows(G, G.shape[0] if G.ndim else -1, "G")
+    Z = np.zeros((n_cols,) + G.shape[1:], dtype=G.dtype)
+    _run(_spmm.csr_matmul_t, t_indptr, t_rows, t_pos, data, g, Z.reshape(-1), G.shape[0], k)
+    return Z
+
+
+def sddmm(indptr, indices, G, X):
+    """vals[p] = G[i] . X[j] for every stored entry p = (i, j): d(A @ X)/d(A.data) applied to G."""
+    indptr, indices = _pattern(indptr, indices)
+    G, X = _floats(G, X)
+    if G.ndim != X.ndim or G.shape[1:] != X.shape[1:]:
+        raise ValueError(f"G {G.shape} and X {X.shape} need the same number of columns")
+    g, k = _rows(G, len(indptr) - 1, "G")
+    x, _ = _rows(X, X.shape[0] if X.ndim else -1, "X")
+    vals = np.zeros(len(indices), dtype=G.dtype)
+    _run(_spmm.sddmm, indptr, indices, g, x, vals, X.shape[0], k)
+    return vals
+
+
+# ----------------------------------------------------------------------------- reductions
+
+def _group_reduce(ptr, pos, data, n, op):
+    """Max/min of each of n groups of the 1-D data (positions pos[ptr[b]:ptr[b+1]], or
+    ptr[b]:ptr[b+1] themselves when pos is None) and the number of entries tying it."""
+    use_pos = pos is not None
+    ptr, pos = _ints(ptr, pos if use_pos else np.empty(0, np.int32))
+    (data,) = _floats(data)
+    if len(ptr) != n + 1 or data.ndim != 1:
+        raise ValueError(f"need {n + 1} group pointers and 1-D data")
+    vals = np.empty(n, dtype=data.dtype)
+    counts = np.empty(n, dtype=np.int64)
+    _run(_reduce.group_extreme, ptr, pos, use_pos, data, _op_is_max(op), vals, counts)
+    return vals, counts
+
+
+def _group_reduce_vjp(ptr, pos, data, vals, counts, g):
+    """g[b] / counts[b] at the entries of group b equal to vals[b], 0 elsewhere."""
+    use_pos = pos is not None
+    ptr, pos = _ints(ptr, pos if use_pos else np.empty(0, np.int32))
+    data, vals, g = _floats(data, vals, g)
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    if not len(ptr) - 1 == len(vals) == len(counts) == len(g):
+        raise ValueError("vals, counts and g need one entry per group")
+    gdata = np.zeros(len(data), dtype=data.dtype)
+    _run(_reduce.group_extreme_vjp, ptr, pos, use_pos, data, vals, counts, g, gdata)
+    return gdata
+
+
+def csr_row_reduce(indptr, data, n_rows, op):
+    """(vals, counts): max/min of each row's stored entries and how many tie; an empty row
+    gives -inf/+inf and 0."""
+    return _group_reduce(indptr, None, data, n_rows, op)
+
+
+def csr_row_reduce_vjp(indptr, data, vals, counts, g):
+    """gdata[p] = g[i] / counts[i] where data[p] == vals[i] for p in row i, else 0."""
+    return _group_reduce_vjp(indptr, None, data, vals, counts, g)
+
+
+def csr_col_reduce(t_indptr, t_pos, data, n_cols, op):
+    """csr_row_reduce over columns, through the transposed index of csr_transpose_index."""
+    return _group_reduce(t_indptr, t_pos, data, n_cols, op)
+
+
+def csr_col_reduce_vjp(t_indptr, t_pos, data, vals, counts, g):
+    """csr_row_reduce_vjp over columns, through the transposed index."""
+    return _group_reduce_vjp(t_indptr, t_pos, data, vals, counts, g)
+
+
+def segment_reduce(data, segment_ids, num_segments, op):
+    """(out, counts): sum/max/min of the rows of data by segment id, in row order; empty
+    segments give 0/-inf/+inf. counts: rows per segment for "sum", else tied rows per element."""
+    (data,), (ids,) = _floats(data), _ints(segment_ids)
+    if ids.ndim != 1:
+        raise ValueError("segment_ids must be 1-D")
+    flat, d = _rows(data, len(ids), "data")
+    out_shape = (num_segments,) + data.shape[1:]
+    if op == "sum":
+        out = np.zeros(out_shape, dtype=data.dtype)
+        counts = np.zeros(num_segments, dtype=np.int64)
+        _run(_scatter.scatter_add, flat, ids, out.reshape(-1), counts, num_segments, d)
+        return out, counts
+    out = np.empty(out_shape, dtype=data.dtype)
+    counts = np.empty(out_shape, dtype=np.int64)
+    _run(_reduce.segment_extreme, flat, ids, _op_is_max(op), out.reshape(-1),
+         counts.reshape(-1), num_segments, d)
+    return out, counts
+
+
+def segment_reduce_vjp(data, segment_ids, out, counts, g, op):
+    """Gradient of segment_reduce w.r.t. data: g[ids] for "sum"; for max/min
+    g[s] / counts[s] where data equals out[s], else 0."""
+    if op == "sum":
+        (g,) = _floats(g)
+        return gather_rows(g, segment_ids)
+    is_max = _op_is_max(op)  # validates op
+    data, out, g = _floats(data, out, g)
+    (ids,) = _ints(segment_ids)
+    flat, d = _rows(data, len(ids), "data")
+    if out.shape != g.shape or out.shape[1:] != data.shape[1:] or np.shape(counts) != out.shape:
+        raise ValueError("out, counts and g need the shape of segment_reduce's output")
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    gdata = np.empty(data.shape, dtype=data.dtype)
+    _run(_reduce.segment_extreme_vjp, flat, ids, out.reshape(-1), counts.reshape(-1),
+         g.reshape(-1), gdata.reshape(-1), len(out), d)
+    return gdata

@@ -1,0 +1,99 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""Row gather, scatter-add and dense accumulation.
+
+Every kernel takes its outputs from the caller, works on flat C-contiguous buffers, ends with
+the thread count `nt`, and returns a status (0 ok, 1 index out of range). A scatter gives each
+output row one owning thread, which adds that row's contributions in their original order, so
+the bits do not depend on the thread count.
+"""
+import numpy as np
+from cython.parallel cimport prange
+from libc.stdint cimport int64_t, uint8_t
+from libc.string cimport memcpy
+
+from ._types cimport real_t, index_t
+from ._sort cimport bucket_sort
+
+
+def gather_rows(const uint8_t[::1] src, const index_t[::1] idx, uint8_t[::1] out,
+                Py_ssize_t n, Py_ssize_t width, int nt):
+    """out row k = src row idx[k]; rows are `width` bytes, src has n rows."""
+    cdef Py_ssize_t m = idx.shape[0], k
+    cdef int err = 0
+    cdef int* errp = &err
+    cdef const uint8_t* s = &src[0]
+    cdef uint8_t* o = &out[0]
+    cdef const index_t* ix = &idx[0]
+    for k in prange(m, nogil=True, schedule='static', num_threads=nt):
+        _copy_row(s, ix, o, k, n, width, errp)
+    return err
+
+
+cdef inline void _copy_row(const uint8_t* src, const index_t* idx, uint8_t* out, Py_ssize_t k,
+                           Py_ssize_t n, Py_ssize_t width, int* err) noexcept nogil:
+    cdef Py_ssize_t j = idx[k]
+    if j < 0:
+        j = j + n
+    if j < 0 or j >= n:
+        err[0] = 1
+        return
+    memcpy(out + k * width, src + j * width, width)
+
+
+def scatter_add(const real_t[::1] values, const index_t[::1] idx, real_t[::1] out,
+                int64_t[::1] counts, Py_ssize_t n, Py_ssize_t d, int nt):
+    """out row idx[k] += values row k (n rows of d values), in the order of k; counts, if it
+    has n entries, receives the number of contributions to each row."""
+    cdef Py_ssize_t m = idx.shape[0], b
+    ptr_a = np.zeros(n + 1, dtype=np.int64)
+    perm_a = np.empty(m, dtype=np.int64)
+    nxt_a = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] ptr = ptr_a, perm = perm_a, nxt = nxt_a
+    cdef int err
+    with nogil:
+        err = bucket_sort(&idx[0], m, n, &ptr[0], &perm[0], &nxt[0])
+    if err:
+        return err
+    if counts.shape[0] == n:
+        for b in range(n):
+            counts[b] = ptr[b + 1] - ptr[b]
+    if d == 0:
+        return 0
+    cdef const real_t* v = &values[0]
+    cdef real_t* o = &out[0]
+    for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
+        _sum_rows(&ptr[0], &perm[0], v, o, b, d)
+    return 0
+
+
+cdef inline void _sum_rows(const int64_t* ptr, const int64_t* perm, const real_t* values,
+                           real_t* out, Py_ssize_t b, Py_ssize_t d) noexcept nogil:
+    cdef int64_t q
+    cdef Py_ssize_t c
+    cdef real_t* o = out + b * d
+    cdef const real_t* x
+    for q in range(ptr[b], ptr[b + 1]):
+        x = values + perm[q] * d
+        for c in range(d):
+            o[c] = o[c] + x[c]
+
+
+cdef enum:
+    BLOCK = 8192
+
+
+def add_into(real_t[::1] acc, const real_t[::1] g, int nt):
+    """acc += g elementwise, in blocks over threads."""
+    cdef Py_ssize_t n = acc.shape[0], nblocks = (n + BLOCK - 1) // BLOCK, blk
+    cdef real_t* a = &acc[0]
+    cdef const real_t* x = &g[0]
+    for blk in prange(nblocks, nogil=True, schedule='static', num_threads=nt):
+        _add_block(a, x, blk * BLOCK, min(n, (blk + 1) * BLOCK))
+    return 0
+
+
+cdef inline void _add_block(real_t* a, const real_t* x, Py_ssize_t lo,
+                            Py_ssize_t hi) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(lo, hi):
+        a[i] = a[i] + x[i]

@@ -1,0 +1,192 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""CSR products: A @ X by rows, A.T @ G by columns of a transposed index, and the sampled
+dense-dense product that is their gradient with respect to A's stored values.
+
+Dense operands are flat C-contiguous buffers with k values per row (k = 1 for vectors).
+Outputs come from the caller, zero-filled where a kernel accumulates. Each kernel returns a
+status: 0 ok, 1 a column/row index out of range, 2 an invalid row pointer.
+"""
+import numpy as np
+from cython.parallel cimport prange
+from libc.stdint cimport int64_t
+
+from ._types cimport real_t, index_t
+
+
+cdef inline int _span(const index_t* ptr, Py_ssize_t i, Py_ssize_t nnz,
+                      Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
+    """Row i's range of positions, checked against nnz; 2 when the row pointer is invalid."""
+    lo[0] = ptr[i]
+    hi[0] = ptr[i + 1]
+    if lo[0] < 0 or hi[0] < lo[0] or hi[0] > nnz:
+        return 2
+    return 0
+
+
+def csr_transpose_index(const index_t[::1] indptr, const index_t[::1] indices,
+                        index_t[::1] t_indptr, index_t[::1] t_rows, index_t[::1] t_pos,
+                        int nt):
+    """Column-major index of a CSR pattern (a stable counting sort by column); t_indptr
+    arrives zeroed with n_cols + 1 entries. Sequential: it is built once per pattern."""
+    cdef int err
+    nxt = np.empty(t_indptr.shape[0], dtype=np.int64)
+    cdef int64_t[::1] nx = nxt
+    with nogil:
+        err = _transpose(&indptr[0], indptr.shape[0] - 1, &indices[0], indices.shape[0],
+                         &t_indptr[0], t_indptr.shape[0] - 1, &t_rows[0], &t_pos[0], &nx[0])
+    return err
+
+
+cdef inline int _transpose(const index_t* indptr, Py_ssize_t n_rows, const index_t* indices,
+                           Py_ssize_t nnz, index_t* t_indptr, Py_ssize_t n_cols,
+                           index_t* t_rows, index_t* t_pos, int64_t* nxt) noexcept nogil:
+    cdef Py_ssize_t i, p, j, lo, hi
+    for i in range(n_rows):
+        if _span(indptr, i, nnz, &lo, &hi):
+            return 2
+        for p in range(lo, hi):
+            j = indices[p]
+            if j < 0 or j >= n_cols:
+                return 1
+            t_indptr[j + 1] += 1
+    for j in range(n_cols):
+        t_indptr[j + 1] += t_indptr[j]
+        nxt[j] = t_indptr[j]
+    for i in range(n_rows):
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            t_rows[nxt[j]] = i
+            t_pos[nxt[j]] = p
+            nxt[j] += 1
+    return 0
+
+
+def csr_matmul(const index_t[::1] indptr, const index_t[::1] indices, const real_t[::1] data,
+               const real_t[::1] X, real_t[::1] Y, Py_ssize_t n_cols, Py_ssize_t k, int nt):
+    """Y (n_rows, k) = A @ X (n_cols, k), one row of A per task; Y arrives zeroed."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
+    cdef int err = 0
+    cdef int* errp = &err
+    cdef const index_t* ip = &indptr[0]
+    cdef const index_t* ix = &indices[0]
+    cdef const real_t* a = &data[0]
+    cdef const real_t* x = &X[0]
+    cdef real_t* y = &Y[0]
+    if k == 0:
+        return 0
+    for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
+        _spmm_row(ip, ix, a, data.shape[0], x, n_cols, y, i, k, errp)
+    return err
+
+
+cdef inline void _spmm_row(const index_t* indptr, const index_t* indices, const real_t* data,
+                           Py_ssize_t nnz, const real_t* X, Py_ssize_t n_cols, real_t* Y,
+                           Py_ssize_t i, Py_ssize_t k, int* err) noexcept nogil:
+    cdef Py_ssize_t lo, hi, p, j, c
+    cdef real_t s, v
+    cdef real_t* y = Y + i * k
+    cdef const real_t* x
+    if _span(indptr, i, nnz, &lo, &hi):
+        err[0] = 2
+        return
+    if k == 1:
+        s = 0
+        for p in range(lo, hi):
+            j = indices[p]
+            if j < 0 or j >= n_cols:
+                err[0] = 1
+                return
+            s = s + data[p] * X[j]
+        y[0] = s
+        return
+    for p in range(lo, hi):
+        j = indices[p]
+        if j < 0 or j >= n_cols:
+            err[0] = 1
+            return
+        v = data[p]
+        x = X + j * k
+        for c in range(k):
+            y[c] = y[c] + v * x[c]
+
+
+def csr_matmul_t(const index_t[::1] t_indptr, const index_t[::1] t_rows,
+                 const index_t[::1] t_pos, const real_t[::1] data, const real_t[::1] G,
+                 real_t[::1] Z, Py_ssize_t n_rows, Py_ssize_t k, int nt):
+    """Z (n_cols, k) = A.T @ G (n_rows, k), one column of A per task, its entries in row
+    order; Z arrives zeroed."""
+    cdef Py_ssize_t n_cols = t_indptr.shape[0] - 1, j
+    cdef int err = 0
+    cdef int* errp = &err
+    cdef const index_t* tp = &t_indptr[0]
+    cdef const index_t* tr = &t_rows[0]
+    cdef const index_t* tq = &t_pos[0]
+    cdef const real_t* a = &data[0]
+    cdef const real_t* g = &G[0]
+    cdef real_t* z = &Z[0]
+    if k == 0:
+        return 0
+    for j in prange(n_cols, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
+        _spmm_t_col(tp, tr, tq, t_rows.shape[0], a, data.shape[0], g, n_rows, z, j, k, errp)
+    return err
+
+
+cdef inline void _spmm_t_col(const index_t* t_indptr, const index_t* t_rows,
+                             const index_t* t_pos, Py_ssize_t nt_entries, const real_t* data,
+                             Py_ssize_t nnz, const real_t* G, Py_ssize_t n_rows, real_t* Z,
+                             Py_ssize_t j, Py_ssize_t k, int* err) noexcept nogil:
+    cdef Py_ssize_t lo, hi, q, p, r, c
+    cdef real_t v
+    cdef real_t* z = Z + j * k
+    cdef const real_t* g
+    if _span(t_indptr, j, nt_entries, &lo, &hi):
+        err[0] = 2
+        return
+    for q in range(lo, hi):
+        r = t_rows[q]
+        p = t_pos[q]
+        if r < 0 or r >= n_rows or p < 0 or p >= nnz:
+            err[0] = 1
+            return
+        v = data[p]
+        g = G + r * k
+        for c in range(k):
+            z[c] = z[c] + v * g[c]
+
+
+def sddmm(const index_t[::1] indptr, const index_t[::1] indices, const real_t[::1] G,
+          const real_t[::1] X, real_t[::1] vals, Py_ssize_t n_cols, Py_ssize_t k, int nt):
+    """vals[p] = G row i . X row j for every stored p = (i, j); rows of k values."""
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
+    cdef int err = 0
+    cdef int* errp = &err
+    cdef const index_t* ip = &indptr[0]
+    cdef const index_t* ix = &indices[0]
+    cdef const real_t* g = &G[0]
+    cdef const real_t* x = &X[0]
+    cdef real_t* out = &vals[0]
+    for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
+        _sddmm_row(ip, ix, vals.shape[0], g, x, n_cols, out, i, k, errp)
+    return err
+
+
+cdef inline void _sddmm_row(const index_t* indptr, const index_t* indices, Py_ssize_t nnz,
+                            const real_t* G, const real_t* X, Py_ssize_t n_cols, real_t* vals,
+                            Py_ssize_t i, Py_ssize_t k, int* err) noexcept nogil:
+    cdef Py_ssize_t lo, hi, p, j, c
+    cdef real_t s
+    cdef const real_t* g = G + i * k
+    cdef const real_t* x
+    if _span(indptr, i, nnz, &lo, &hi):
+        err[0] = 2
+        return
+    for p in range(lo, hi):
+        j = indices[p]
+        if j < 0 or j >= n_cols:
+            err[0] = 1
+            return
+        x = X + j * k
+        s = 0
+        for c in range(k):
+            s = s + g[c] * x[c]
+        vals[p] = s
