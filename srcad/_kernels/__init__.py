@@ -143,7 +143,10 @@ def scatter_add_rows_into(acc, idx, values):
     (idx,) = _ints(idx)
     if not (isinstance(acc, np.ndarray) and acc.ndim >= 1 and acc.flags.c_contiguous
             and acc.flags.writeable and acc.dtype in (np.float32, np.float64)):
-        np.add.at(acc, idx, values)  # same order, sequential
+        values = np.asarray(values)
+        if isinstance(acc, np.ndarray) and acc.dtype.kind == "f":
+            values = values.astype(acc.dtype, copy=False)  # as the kernel: cast, then add
+        np.add.at(acc, idx, values)  # the same order, sequentially
         return acc
     return _scatter_into(acc, idx, np.asarray(values))
 
