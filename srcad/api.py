@@ -1,0 +1,170 @@
+"""The differential operators: grad, value_and_grad, vjp, emit (and the caching behind them)."""
+import functools
+import inspect
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import runtime as rt
+from .errors import NonScalarOutputError, SrcadError
+from .transform.compile import cached_text, load_module
+from .transform.emit import module_text
+from .transform.unit import Unit
+
+_MODULES = {}
+
+
+def _key_wrt(wrt):
+    return tuple(wrt) if isinstance(wrt, (tuple, list)) else wrt
+
+
+def _header(func, mode, wrt_names, unit_fn):
+    code = func.__code__
+    return [f"srcad {mode} mode of `{func.__name__}` ({code.co_filename}:{code.co_firstlineno}), "
+            f"wrt=({', '.join(wrt_names)},)",
+            "generated code: a standalone module that imports only numpy, scipy and srcad.runtime"]
+
+
+def _build(func, mode, wrt, row_sparse=(), variant="plain"):
+    """(module text, supplied names, main function name) for func's derivative."""
+    unit = Unit(mode)
+    if mode == "reverse":
+        main, seed = unit.reverse(func, wrt, name=func.__name__ + "_vjp", row_sparse=row_sparse)
+        extra = []
+        if variant == "value":
+            extra = [unit.reverse(func, wrt, name=func.__name__ + "_value_and_vjp",
+                                  return_value=True, row_sparse=row_sparse)[0]]
+        _, wrt_names = main.srcad_origin
+        functions = list(unit.primal_defs.values()) + [f for f in unit.functions if f not in (main, *extra)] \
+            + [main] + extra
+    else:
+        from .transform.forward import forward_unit
+        main, functions, wrt_names = forward_unit(unit, func, wrt)
+    imports, supplied = unit.imports_and_env(functions)
+    text = module_text(_header(func, mode, wrt_names, main), imports, functions, supplied)
+    return text, supplied, main.name
+
+
+def _module(func, mode, wrt, row_sparse=(), variant="plain"):
+    key = (func, mode, _key_wrt(wrt), tuple(row_sparse), variant)
+    mod = _MODULES.get(key)
+    if mod is None:
+        text, supplied, name = cached_text(key, lambda: _build(func, mode, wrt, row_sparse, variant))
+        mod = load_module(text, func.__name__, supplied)
+        mod.srcad_main = name
+        _MODULES[key] = mod
+    return mod
+
+
+def _params(func):
+    return list(inspect.signature(func).parameters)
+
+
+def _row_sparse_names(func, wrt, row_sparse):
+    if not row_sparse:
+        return ()
+    params = _params(func)
+    ws = wrt if isinstance(wrt, tuple) else (wrt,)
+    return tuple(params[w] if isinstance(w, int) else w for w in ws)
+
+
+def _check_scalar(y, func, has_aux):
+    if has_aux:
+        if not isinstance(y, (tuple, list)) or len(y) != 2:
+            raise SrcadError(f"{func.__name__} was differentiated with has_aux=True, so it must return a pair "
+                             f"(scalar, aux); it returned {type(y).__name__}")
+        y = y[0]
+    if not rt.is_scalar(y):
+        shape = getattr(y, "shape", None)
+        raise NonScalarOutputError(
+            f"srcad.grad needs {func.__name__} to return a scalar (a float or an array of size 1); it returned "
+            f"{type(y).__name__}{' of shape ' + str(shape) if shape is not None else ''}. For a non-scalar "
+            f"output use srcad.jacobian({func.__name__}) for the full Jacobian, or srcad.vjp({func.__name__}, ...) "
+            f"to pull back a cotangent of the output's shape.")
+
+
+def _seed(has_aux):
+    return (1.0, 0.0) if has_aux else 1.0
+
+
+def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False):
+    """A function returning (f(*args), df/d args[wrt]) from one forward and one adjoint sweep.
+
+    With has_aux=True, f returns (scalar, aux) and the result is ((scalar, aux), gradient).
+    """
+    if f is None:
+        return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
+                                 check_numerics=check_numerics)
+    rs = _row_sparse_names(f, wrt, row_sparse)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        mod = _module(f, "reverse", wrt, rs, variant="value")
+        fn = getattr(mod, f.__name__ + "_value_and_vjp")
+        seed_name = list(inspect.signature(fn).parameters)[-1]
+        # one forward sweep: the generated code checks the output before its adjoint sweep
+        value, grads = _call_checked(fn, f, args, kwargs, seed_name, has_aux)
+        return value, grads
+    return wrapper
+
+
+def _call_checked(fn, f, args, kwargs, seed_name, has_aux):
+    kwargs = dict(kwargs)
+    kwargs[seed_name] = rt.ScalarSeed(lambda y: _check_scalar(y, f, has_aux), has_aux)
+    return fn(*args, **kwargs)
+
+
+def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False):
+    """df/d args[wrt], same shape and type as that argument (a tuple for a tuple wrt)."""
+    if f is None:
+        return functools.partial(grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
+                                 check_numerics=check_numerics)
+    vg = value_and_grad(f, wrt, has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+    return wrapper
+
+
+def _differentiable_arg(a):
+    if sp.issparse(a):
+        return np.issubdtype(a.dtype, np.floating)
+    if isinstance(a, bool):
+        return False
+    if isinstance(a, numbers.Real) and not isinstance(a, numbers.Integral):
+        return True
+    if isinstance(a, (np.ndarray, np.generic)):
+        return np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.complexfloating)
+    return False
+
+
+def vjp(f, *args):
+    """(f(*args), pullback): pullback(dy) returns one cotangent per positional argument (None for
+    arguments that carry no derivative: integers, booleans, index arrays)."""
+    idx = tuple(k for k, a in enumerate(args) if _differentiable_arg(a))
+    y = f(*args)
+    if not idx:
+        return y, lambda dy: tuple(None for _ in args)
+    mod = _module(f, "reverse", idx)
+    fn = getattr(mod, mod.srcad_main)
+
+    def pullback(dy):
+        grads = fn(*args, dy)
+        out = [None] * len(args)
+        for k, g in zip(idx, grads):
+            out[k] = g
+        return tuple(out)
+    return y, pullback
+
+
+def emit(f, mode="reverse", wrt=0):
+    """The generated derivative code of f as the text of a standalone Python module."""
+    if mode not in ("reverse", "forward"):
+        raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}")
+    text, _, _ = cached_text((f, mode, _key_wrt(wrt), (), "plain"), lambda: _build(f, mode, wrt))
+    return text

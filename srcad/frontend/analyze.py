@@ -1,0 +1,216 @@
+"""analyze: what each statement does, and which values carry derivatives (activity analysis).
+
+A value is *active* when it depends on a differentiated input through differentiable
+operations, and *useful* when it reaches the output. Integers, booleans, shapes and indices
+are never active: comparisons, `len`, `.shape` and friends have no derivative. The analysis is
+flow-insensitive (a name is active if any assignment to it is), which is sound for loops.
+"""
+import ast
+import inspect
+import types
+from dataclasses import dataclass, field
+
+from ..errors import MissingRuleError, SrcadError
+from ..rules.registry import lookup
+
+_SYSTEM_MODULES = ("numpy", "scipy", "srcad", "builtins", "math")
+
+
+@dataclass
+class Op:
+    kind: str                       # assign, setitem, append, call, if, for, while, break, return, other
+    node: ast.AST
+    target: str = None
+    rhs: ast.AST = None
+    rule: object = None
+    bound: dict = field(default_factory=dict)     # rule parameter -> argument atom
+    operands: list = field(default_factory=list)  # [(param, name)] arguments that may carry derivatives
+    callee: object = None                         # a user function, transformed too
+    missing: str = None                           # a called function that has no rule
+
+
+def is_user_function(obj):
+    if not isinstance(obj, types.FunctionType):
+        return False
+    mod = getattr(obj, "__module__", "") or ""
+    return mod.split(".")[0] not in _SYSTEM_MODULES
+
+
+def _names(atoms):
+    return [(k, a.id) for k, a in atoms if isinstance(a, ast.Name)]
+
+
+class Analysis:
+    def __init__(self, fn, parsed, locals_, wrt):
+        self.fn, self.parsed, self.locals = fn, parsed, locals_
+        self.ops = {}
+        self._classify_block(fn.body)
+        self.active = self._active(set(wrt))
+        self.useful = self._useful()
+
+    # -- classification ------------------------------------------------------------------
+    def op(self, st):
+        return self.ops[id(st)]
+
+    def _classify_block(self, stmts):
+        for st in stmts:
+            self.ops[id(st)] = self._classify(st)
+            for field_ in ("body", "orelse"):
+                self._classify_block(getattr(st, field_, []) or [])
+
+    def _resolve(self, node):
+        try:
+            return True, self.parsed.resolve(node, self.locals)
+        except KeyError:
+            return False, None
+
+    def _global(self, node):
+        if isinstance(node, ast.Name):
+            return node.id not in self.locals
+        return isinstance(node, ast.Attribute) and self._global(node.value)
+
+    def _bind(self, rule, args, kws, node, fname):
+        try:
+            b = rule.signature.bind(*args, **{k.arg: k.value for k in kws})
+        except TypeError as exc:
+            raise SrcadError(f"{self.parsed.filename}:{node.lineno}: the call of {fname} does not match "
+                             f"the arguments srcad's rule expects ({exc}).") from None
+        return dict(b.arguments)
+
+    def _call(self, op, call):
+        f = call.func
+        if self._global(f):
+            found, obj = self._resolve(f)
+            if not found:
+                raise SrcadError(f"{self.parsed.filename}:{call.lineno}: name `{ast.unparse(f)}` is not defined")
+            rule = lookup(obj)
+            fname = ast.unparse(f)
+            if rule is not None and (rule.nondiff or rule.user_vjp or rule.user_jvp):
+                op.rule = rule
+                if not rule.nondiff:
+                    op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
+                return
+            if rule is not None:
+                op.rule, op.bound = rule, self._bind(rule, call.args, call.keywords, call, fname)
+            elif is_user_function(obj):
+                op.callee = obj
+                op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
+                return
+            else:
+                op.missing = fname
+                op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
+                return
+        else:  # method of a local value
+            rule = lookup("." + f.attr)
+            fname = ast.unparse(f)
+            if rule is None:
+                op.missing = fname
+                op.operands = _names([("self", f.value)] + list(enumerate(call.args)))
+                return
+            op.rule = rule
+            if rule.nondiff:
+                return
+            op.bound = self._bind(rule, [f.value] + call.args, call.keywords, call, fname)
+        op.operands = _names([(p, a) for p, a in op.bound.items() if p in op.rule.vjp or p in op.rule.jvp])
+
+    def _classify(self, st):
+        if isinstance(st, ast.Assign):
+            t, rhs = st.targets[0], st.value
+            if isinstance(t, ast.Subscript):
+                return Op("setitem", st, t.value.id, rhs, operands=_names([("v", rhs)]))
+            op = Op("assign", st, t.id, rhs)
+            if isinstance(rhs, ast.Name) and rhs.id in self.locals:
+                op.rule, op.bound = lookup("op:Copy"), {"x": rhs}
+            elif isinstance(rhs, ast.BinOp):
+                op.rule = lookup("op:" + type(rhs.op).__name__)
+                op.bound = {"x": rhs.left, "y": rhs.right}
+            elif isinstance(rhs, ast.UnaryOp) and not isinstance(rhs.op, ast.Not):
+                op.rule = lookup("op:" + type(rhs.op).__name__)
+                op.bound = {"x": rhs.operand}
+            elif isinstance(rhs, ast.Call):
+                self._call(op, rhs)
+                return op
+            elif isinstance(rhs, ast.Attribute) and not self._global(rhs):
+                op.rule = lookup("." + rhs.attr)
+                if op.rule is None:
+                    op.missing = ast.unparse(rhs)
+                    op.operands = _names([("x", rhs.value)])
+                    return op
+                op.bound = {"x": rhs.value}
+            elif isinstance(rhs, ast.Subscript):
+                op.rule, op.bound = lookup("op:Subscript"), {"x": rhs.value, "idx": rhs.slice}
+            elif isinstance(rhs, (ast.Tuple, ast.List)):
+                op.kind = "display"
+                op.operands = _names(list(enumerate(rhs.elts)))
+                return op
+            else:
+                return op       # constants, globals, comparisons: no derivative
+            if op.rule is None:
+                op.missing = type(rhs.op).__name__ if hasattr(rhs, "op") else ast.unparse(rhs)
+                return op
+            if not op.rule.nondiff:
+                op.operands = _names([(p, a) for p, a in op.bound.items() if p in op.rule.vjp or p in op.rule.jvp])
+            return op
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            f = st.value.func
+            if isinstance(f, ast.Attribute) and not self._global(f) and f.attr == "append":
+                return Op("append", st, f.value.id, st.value.args[0], operands=_names([("v", st.value.args[0])]))
+            if isinstance(f, ast.Attribute) and not self._global(f):
+                return Op("mutate", st, f.value.id)
+            return Op("call", st)
+        kinds = {ast.If: "if", ast.For: "for", ast.While: "while", ast.Return: "return", ast.Break: "break"}
+        return Op(kinds.get(type(st), "other"), st)
+
+    # -- activity ------------------------------------------------------------------------
+    def _all_ops(self):
+        return list(self.ops.values())
+
+    def _active(self, active):
+        changed = True
+        while changed:
+            changed = False
+            for op in self._all_ops():
+                if op.target and op.target not in active and op.kind != "mutate":
+                    if any(n in active for _, n in op.operands) and not (op.rule is not None and op.rule.nondiff):
+                        active.add(op.target)
+                        changed = True
+        return active
+
+    def _useful(self):
+        ret = self.fn.body[-1] if self.fn.body else None
+        useful = set()
+        for node in ast.walk(self.fn):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
+                useful.add(node.value.id)
+        changed = True
+        while changed:
+            changed = False
+            for op in self._all_ops():
+                if op.target in useful:
+                    for _, n in op.operands:
+                        if n not in useful:
+                            useful.add(n)
+                            changed = True
+        return useful
+
+    def is_active(self, op):
+        """Does this statement need an adjoint (or tangent)?"""
+        if op.target is None or op.target not in self.active or op.target not in self.useful:
+            return False
+        if not any(n in self.active for _, n in op.operands):
+            return False
+        if op.kind == "mutate":
+            return False
+        if op.missing:
+            fn, line, col = self.parsed.where(op.node)
+            raise MissingRuleError(op.missing, fn, line, col)
+        return op.rule is None or not op.rule.nondiff
+
+    def check_mutations(self):
+        for op in self._all_ops():
+            if op.kind == "mutate" and op.target in self.active and op.target in self.useful:
+                from ..errors import UnsupportedSyntaxError
+                call = op.node.value
+                raise UnsupportedSyntaxError(
+                    f"the in-place method call `{ast.unparse(call.func)}(...)` on a differentiated value",
+                    *self.parsed.where(op.node), hint="write the result to a new name instead")

@@ -1,0 +1,383 @@
+"""normalize: one operation per statement, sugar removed, jumps turned into flags.
+
+After this pass a function body holds only:
+  name = <op on atoms>          (BinOp, UnaryOp, Call, Attribute, Subscript, Tuple/List display,
+                                 a copy, or an *inactive* expression kept whole: comparisons,
+                                 boolean logic, calls with no derivative)
+  name[index] = atom            (subscript write)
+  xs.append(atom)               (list mutation)
+  if name: ... else: ...
+  for name in range(...): ...   (every loop iterates over a range)
+  while name: ...
+  if name: break                (only as the last statement of a loop body)
+  return atom                   (only as the last statement of the function)
+Atoms are names and constants. Every statement keeps the line number of the user line it
+came from, so generated code can say where each block comes from.
+"""
+import ast
+import builtins
+
+from ..errors import UnsupportedSyntaxError
+from ..rules.registry import lookup
+from ..transform.naming import Namer
+
+_INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Dict, ast.Set, ast.FormattedValue)
+
+
+def _is_atom(node):
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        return True
+    if isinstance(node, ast.Tuple):
+        return all(isinstance(e, ast.Constant) or _is_atom(e) and not isinstance(e, ast.Name) for e in node.elts)
+    return False
+
+
+def _has_call(node):
+    return any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+
+def _loc(new, old):
+    for n in ast.walk(new):
+        n.lineno = getattr(old, "lineno", 1)
+        n.col_offset = getattr(old, "col_offset", 0)
+        n.end_lineno, n.end_col_offset = n.lineno, n.col_offset
+    return new
+
+
+def name(id_, store=False):
+    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
+
+
+def assign(target, value):
+    t = name(target, store=True) if isinstance(target, str) else target
+    return ast.Assign(targets=[t], value=value)
+
+
+class Normalizer:
+    def __init__(self, parsed):
+        self.parsed = parsed
+        fn = parsed.tree
+        self.params = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
+        self.locals = set(self.params)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                self.locals.add(node.id)
+            elif isinstance(node, ast.arg):
+                self.locals.add(node.arg)
+        self.namer = Namer(self.locals | set(parsed.env))
+        self.line = fn.lineno
+
+    # -- helpers ---------------------------------------------------------------------------
+    def fail(self, node, what, hint=""):
+        raise UnsupportedSyntaxError(what, *self.parsed.where(node), hint=hint)
+
+    def resolve(self, node):
+        try:
+            return True, self.parsed.resolve(node, self.locals)
+        except KeyError:
+            return False, None
+
+    def is_global_ref(self, node):
+        """A name or attribute chain that refers to a module-level object, not a local value."""
+        if isinstance(node, ast.Name):
+            return node.id not in self.locals
+        if isinstance(node, ast.Attribute):
+            return self.is_global_ref(node.value)
+        return False
+
+    def temp(self, hint):
+        return self.namer.fresh(hint)
+
+    # -- expressions -----------------------------------------------------------------------
+    def atom(self, expr, hint="t"):
+        """(statements, atom): expr computed into a fresh temporary unless it is already an atom."""
+        if _is_atom(expr) or self.is_global_ref(expr):
+            return [], expr
+        stmts, rhs = self.flat(expr, hint)
+        if isinstance(rhs, ast.Name):
+            return stmts, rhs
+        t = self.temp(self.namer.describe(rhs, hint))
+        return stmts + [_loc(assign(t, rhs), expr)], name(t)
+
+    def atoms(self, exprs, hint):
+        stmts, out = [], []
+        for e in exprs:
+            s, a = self.atom(e, hint)
+            stmts += s
+            out.append(a)
+        return stmts, out
+
+    def index(self, sl):
+        """Subscript indices stay whole (they are never differentiated), but calls are hoisted."""
+        if not _has_call(sl):
+            return [], sl
+        if isinstance(sl, ast.Tuple):
+            stmts, elts = [], []
+            for e in sl.elts:
+                s, a = self.index(e)
+                stmts += s
+                elts.append(a)
+            return stmts, ast.Tuple(elts=elts, ctx=ast.Load())
+        if isinstance(sl, ast.Slice):
+            stmts, parts = [], []
+            for p in (sl.lower, sl.upper, sl.step):
+                s, a = self.index(p) if p is not None else ([], None)
+                stmts += s
+                parts.append(a)
+            return stmts, ast.Slice(*parts)
+        t = self.temp("idx")
+        return [_loc(assign(t, sl), sl)], name(t)
+
+    def flat(self, e, hint="t"):
+        """(statements, rhs): rhs is one operation on atoms (or an inactive expression kept whole)."""
+        if _is_atom(e) or self.is_global_ref(e) and not isinstance(e, ast.Call):
+            return [], e
+        if isinstance(e, _INACTIVE_EXPR) or isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+            return [], e
+        if isinstance(e, ast.BinOp):
+            s1, a = self.atom(e.left, hint)
+            s2, b = self.atom(e.right, hint)
+            return s1 + s2, _loc(ast.BinOp(a, e.op, b), e)
+        if isinstance(e, ast.UnaryOp):
+            s, a = self.atom(e.operand, hint)
+            return s, _loc(ast.UnaryOp(e.op, a), e)
+        if isinstance(e, ast.Attribute):
+            s, a = self.atom(e.value, hint)
+            return s, _loc(ast.Attribute(a, e.attr, ast.Load()), e)
+        if isinstance(e, ast.Subscript):
+            s1, a = self.atom(e.value, hint)
+            s2, sl = self.index(e.slice)
+            return s1 + s2, _loc(ast.Subscript(a, sl, ast.Load()), e)
+        if isinstance(e, (ast.Tuple, ast.List)):
+            s, elts = self.atoms(e.elts, hint)
+            return s, _loc(type(e)(elts=elts, ctx=ast.Load()), e)
+        if isinstance(e, ast.IfExp):
+            t = self.temp(hint)
+            s0, c = self.condition(e.test)
+            b1, v1 = self.flat(e.body, hint)
+            b2, v2 = self.flat(e.orelse, hint)
+            node = _loc(ast.If(c, b1 + [_loc(assign(t, v1), e)], b2 + [_loc(assign(t, v2), e)]), e)
+            return s0 + [node], name(t)
+        if isinstance(e, ast.Call):
+            return self.call(e, hint)
+        self.fail(e, f"the expression {type(e).__name__}")
+
+    def call(self, e, hint):
+        found, obj = self.resolve(e.func) if self.is_global_ref(e.func) else (False, None)
+        if found:
+            rule = lookup(obj)
+            if rule is not None and rule.nondiff:
+                return [], e            # shapes, indices, draws: no derivative, kept whole
+            func = e.func
+            stmts = []
+        elif isinstance(e.func, ast.Attribute):      # a method of a local value: x.sum(axis=0)
+            stmts, recv = self.atom(e.func.value, hint)
+            rule = lookup("." + e.func.attr)
+            if rule is not None and rule.nondiff:
+                return [], e
+            func = ast.Attribute(recv, e.func.attr, ast.Load())
+        else:
+            self.fail(e, "a call of a local value (calling a function stored in a variable)",
+                      "call the function by its module-level name")
+        s, args = self.atoms(e.args, hint)
+        stmts += s
+        kws = []
+        for kw in e.keywords:
+            if kw.arg is None:
+                self.fail(e, "`**kwargs` in a call", "pass the keyword arguments by name")
+            s, a = self.atom(kw.value, kw.arg)
+            stmts += s
+            kws.append(ast.keyword(arg=kw.arg, value=a))
+        return stmts, _loc(ast.Call(func, args, kws), e)
+
+    def condition(self, test):
+        """A branch or loop test as a name (the test itself is never differentiated)."""
+        if isinstance(test, ast.Name):
+            return [], test
+        s, t = [], test
+        if _has_call(test) and not isinstance(test, _INACTIVE_EXPR):
+            s, t = self.flat(test, "cond")
+        c = self.temp("cond")
+        return s + [_loc(assign(c, t), test)], name(c)
+
+    # -- statements ------------------------------------------------------------------------
+    def block(self, stmts):
+        out = []
+        for st in stmts:
+            out += self.stmt(st)
+        return out
+
+    def stmt(self, st):
+        meth = getattr(self, "s_" + type(st).__name__, None)
+        if meth is None:
+            self.fail(st, f"the statement {type(st).__name__}")
+        return [_keep_line(n, st) for n in meth(st)]
+
+    def s_Pass(self, st):
+        return []
+
+    def s_Expr(self, st):
+        if isinstance(st.value, ast.Constant):
+            return []                                    # docstring
+        if isinstance(st.value, ast.Call):
+            s, rhs = self.call(st.value, "t")
+            return s + [ast.Expr(rhs)]
+        return []
+
+    def s_Assert(self, st):
+        return [st]
+
+    s_Raise = s_Assert
+
+    def s_AnnAssign(self, st):
+        return [] if st.value is None else self.s_Assign(ast.Assign([st.target], st.value))
+
+    def s_Assign(self, st):
+        targets = st.targets
+        if len(targets) > 1:
+            s, a = self.atom(st.value, "t")
+            return s + sum((self.bind(t, a) for t in targets), [])
+        return self.bind(targets[0], st.value)
+
+    def bind(self, target, value):
+        if isinstance(target, ast.Name):
+            s, rhs = self.flat(value, target.id)
+            return s + [assign(target.id, rhs)]
+        if isinstance(target, ast.Subscript):
+            s1, v = self.atom(value, target.value.id)
+            s2, sl = self.index(target.slice)
+            return s1 + s2 + [assign(ast.Subscript(name(target.value.id), sl, ast.Store()), v)]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in target.elts):
+                self.fail(target, "starred unpacking (`a, *rest = ...`)")
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                # a, b = b, a + b: every right-hand side is evaluated before any name is rebound
+                s, vals = [], []
+                for v in value.elts:
+                    if isinstance(v, ast.Name):
+                        t = self.temp(v.id + "_old")
+                        s.append(assign(t, v))
+                        vals.append(name(t))
+                    else:
+                        s2, a = self.atom(v, "t")
+                        s += s2
+                        vals.append(a)
+                return s + sum((self.bind(t, v) for t, v in zip(target.elts, vals)), [])
+            s, a = self.atom(value, "t")
+            if not isinstance(a, ast.Name) or a.id in self.params or any(
+                    isinstance(e, ast.Name) and e.id == a.id for e in target.elts):
+                t = self.temp("packed")
+                s.append(assign(t, a))
+                a = name(t)
+            for k, elt in enumerate(target.elts):
+                s += self.bind(elt, ast.Subscript(a, ast.Constant(k), ast.Load()))
+            return s
+        self.fail(target, f"assignment to {type(target).__name__}")
+
+    def s_AugAssign(self, st):
+        t = st.target
+        if isinstance(t, ast.Name):
+            return self.bind(t, ast.BinOp(name(t.id), st.op, st.value))
+        if isinstance(t, ast.Subscript):
+            s0, sl = self.index(t.slice)
+            old = self.temp(t.value.id + "_part")
+            s1, v = self.atom(st.value, "t")
+            new = self.temp(t.value.id + "_part")
+            return (s0 + [assign(old, ast.Subscript(name(t.value.id), sl, ast.Load()))] + s1
+                    + [assign(new, ast.BinOp(name(old), st.op, v)),
+                       assign(ast.Subscript(name(t.value.id), sl, ast.Store()), name(new))])
+        self.fail(t, f"augmented assignment to {type(t).__name__}")
+
+    def s_Return(self, st):
+        if st.value is None:
+            return [ast.Return(ast.Constant(None))]
+        s, a = self.atom(st.value, "result")
+        return s + [ast.Return(a)]
+
+    def s_If(self, st):
+        s, c = self.condition(st.test)
+        return s + [ast.If(c, self.block(st.body), self.block(st.orelse))]
+
+    def s_While(self, st):
+        s, c = self.condition(st.test)
+        again = [_copy(n) for n in s]       # the test is evaluated again after each iteration
+        loop = ast.While(c, self.block(st.body) + again, [])
+        loop.again = len(again)
+        return s + [loop]
+
+    def s_Break(self, st):
+        return [st]
+
+    s_Continue = s_Break
+
+    def s_For(self, st):
+        it, target = st.iter, st.target
+        found, obj = self.resolve(it.func) if isinstance(it, ast.Call) and self.is_global_ref(it.func) else (False, None)
+        if found and obj is builtins.range:
+            s, args = [], []
+            for a in it.args:
+                s2, a2 = self.index(a)
+                s += s2
+                args.append(a2)
+            if isinstance(target, ast.Name):
+                return s + [ast.For(target, ast.Call(it.func, args, []), self.block(st.body), [])]
+            k = self.temp("i")
+            body = self.bind(target, name(k)) + self.block(st.body)
+            return s + [ast.For(name(k, True), ast.Call(it.func, args, []), body, [])]
+        if found and obj is builtins.enumerate:
+            if len(it.args) != 1 or it.keywords or not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                self.fail(it, "this form of enumerate", "use `for i, v in enumerate(xs)`")
+            s, seq = self.atom(it.args[0], "seq")
+            i, v = target.elts
+            if not isinstance(i, ast.Name):
+                self.fail(i, "a non-name loop index in enumerate")
+            body = self.bind(v, ast.Subscript(seq, name(i.id), ast.Load())) + self.block(st.body)
+            return s + [ast.For(name(i.id, True), _range(ast.Call(name("len"), [seq], [])), body, [])]
+        if found and obj is builtins.zip:
+            if it.keywords or not isinstance(target, ast.Tuple) or len(target.elts) != len(it.args):
+                self.fail(it, "this form of zip", "unpack one name per zipped sequence")
+            s, seqs = self.atoms(it.args, "seq")
+            k = self.temp("i")
+            n = ast.Call(name("min"), [ast.Call(name("len"), [q], []) for q in seqs], []) if len(seqs) > 1 \
+                else ast.Call(name("len"), seqs, [])
+            body = sum((self.bind(t, ast.Subscript(q, name(k), ast.Load())) for t, q in zip(target.elts, seqs)), [])
+            return s + [ast.For(name(k, True), _range(n), body + self.block(st.body), [])]
+        s, seq = self.atom(it, "seq")
+        k = self.temp("i")
+        body = self.bind(target, ast.Subscript(seq, name(k), ast.Load())) + self.block(st.body)
+        return s + [ast.For(name(k, True), _range(ast.Call(name("len"), [seq], [])), body, [])]
+
+
+def _range(n):
+    return ast.Call(name("range"), [n], [])
+
+
+def _copy(node):
+    import copy
+    return copy.deepcopy(node)
+
+
+def _keep_line(node, src):
+    """Give a generated statement (and its parts) the user line it came from, unless it has one."""
+    for n in ast.walk(node):
+        if isinstance(n, (ast.stmt, ast.expr)) and not hasattr(n, "lineno"):
+            n.lineno, n.col_offset = src.lineno, src.col_offset
+            n.end_lineno, n.end_col_offset = src.lineno, src.col_offset
+    if isinstance(node, ast.stmt) and not hasattr(node, "user_line"):
+        node.user_line = src.lineno
+    return node
+
+
+def normalize(parsed):
+    """A normalized copy of the parsed function (see the module docstring), jumps lowered."""
+    from .jumps import lower_jumps
+    n = Normalizer(parsed)
+    fn = parsed.tree
+    body = n.block(fn.body)
+    body = lower_jumps(body, n.namer, fn)
+    new = ast.FunctionDef(name=fn.name, args=fn.args, body=body, decorator_list=[], returns=None,
+                          type_params=[], lineno=fn.lineno, col_offset=0)
+    new.user_line = fn.lineno
+    return new, n

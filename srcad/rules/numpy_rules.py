@@ -1,0 +1,101 @@
+"""Derivative rules of NumPy, SciPy and Python operations, adjoint and tangent side by side.
+
+In an adjoint template `g` is the cotangent of the result, `ans` the result, and parameters
+stand for the call's arguments. In a tangent template `<param>_dot` is the tangent of that
+argument. Rules marked broadcast=True have their adjoints passed through `rt.unbroadcast` by
+the transformer (the one place where broadcasting is undone).
+"""
+import builtins
+import math
+
+import numpy as np
+import scipy.special
+
+from .. import runtime as rt
+from .registry import defnondiff, defrule
+
+# ---- arithmetic operators and their numpy names ------------------------------------------
+defrule(["op:Add", np.add], "x, y", ("g", "g"), ("x_dot", "y_dot"), broadcast=True)
+defrule(["op:Sub", np.subtract], "x, y", ("g", "-g"), ("x_dot", "-y_dot"), broadcast=True)
+defrule(["op:Mult", np.multiply], "x, y", ("g * y", "g * x"), ("x_dot * y", "x * y_dot"), broadcast=True)
+defrule(["op:Div", np.divide, np.true_divide], "x, y", ("g / y", "-g * ans / y"),
+        ("x_dot / y", "-y_dot * ans / y"), broadcast=True)
+defrule(["op:Pow", np.power], "x, y", ("g * y * x ** (y - 1)", "g * ans * rt.log_or_zero(x)"),
+        ("x_dot * y * x ** (y - 1)", "y_dot * ans * rt.log_or_zero(x)"), broadcast=True)
+defrule(["op:USub", np.negative], "x", "-g", "-x_dot")
+defrule(["op:UAdd", np.positive], "x", "g", "x_dot")
+defrule("op:Copy", "x", "g", "x_dot")
+
+# ---- elementwise functions ---------------------------------------------------------------
+defrule([np.sin, math.sin], "x", "g * np.cos(x)", "x_dot * np.cos(x)")
+defrule([np.cos, math.cos], "x", "-g * np.sin(x)", "-x_dot * np.sin(x)")
+defrule([np.tan, math.tan], "x", "g / np.cos(x) ** 2", "x_dot / np.cos(x) ** 2")
+defrule([np.exp, math.exp], "x", "g * ans", "x_dot * ans")
+defrule([np.log, math.log], "x", "g / x", "x_dot / x")
+defrule([np.log1p, math.log1p], "x", "g / (1.0 + x)", "x_dot / (1.0 + x)")
+defrule([np.expm1, math.expm1], "x", "g * (ans + 1.0)", "x_dot * (ans + 1.0)")
+defrule([np.sqrt, math.sqrt], "x", "g / (2.0 * ans)", "x_dot / (2.0 * ans)")
+defrule([np.tanh, math.tanh], "x", "g * (1.0 - ans ** 2)", "x_dot * (1.0 - ans ** 2)")
+defrule([np.arctan, math.atan], "x", "g / (1.0 + x ** 2)", "x_dot / (1.0 + x ** 2)")
+defrule([np.abs, np.absolute, builtins.abs], "x", "g * np.sign(x)", "x_dot * np.sign(x)")
+defrule([np.maximum, builtins.max], "x, y", ("g * rt.pick_weight(x, y)", "g * rt.pick_weight(y, x)"),
+        ("x_dot * rt.pick_weight(x, y)", "y_dot * rt.pick_weight(y, x)"), broadcast=True)
+defrule([np.minimum, builtins.min], "x, y", ("g * rt.pick_weight(y, x)", "g * rt.pick_weight(x, y)"),
+        ("x_dot * rt.pick_weight(y, x)", "y_dot * rt.pick_weight(x, y)"), broadcast=True)
+defrule(np.where, "condition, x, y", (None, "np.where(condition, g, 0.0)", "np.where(condition, 0.0, g)"),
+        (None, "np.where(condition, x_dot, 0.0)", "np.where(condition, 0.0, y_dot)"), broadcast=True)
+defrule(np.clip, "x, a_min=None, a_max=None", "g * rt.clip_mask(x, a_min, a_max)",
+        "x_dot * rt.clip_mask(x, a_min, a_max)")
+defrule([np.asarray, np.array, np.float64, builtins.float], "x, dtype=None",
+        "rt.as_cotangent(g, x)", "rt.as_tangent(x_dot, ans)")
+
+# ---- reductions --------------------------------------------------------------------------
+_RED = "x, axis=None, dtype=None, out=None, keepdims=False"
+defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "np.sum(x_dot, axis=axis, keepdims=keepdims)")
+defrule([np.mean, ".mean"], _RED, "rt.sum_vjp(g, x, axis, keepdims) / rt.count(x, axis)",
+        "np.mean(x_dot, axis=axis, keepdims=keepdims)")
+defrule([np.max, np.amax, ".max"], "x, axis=None, out=None, keepdims=False",
+        "rt.extreme_vjp(g, x, ans, axis, keepdims)",
+        "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)")
+defrule([np.min, np.amin, ".min"], "x, axis=None, out=None, keepdims=False",
+        "rt.extreme_vjp(g, x, ans, axis, keepdims)",
+        "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)")
+defrule([np.prod, ".prod"], _RED, "rt.prod_vjp(g, x, axis, keepdims)",
+        "rt.prod_jvp(x_dot, x, axis, keepdims)")
+defrule(scipy.special.logsumexp, "x, axis=None, b=None, keepdims=False",
+        "rt.sum_vjp(g, x, axis, keepdims) * np.exp(x - rt.expand_reduced(ans, x, axis, keepdims))",
+        "np.sum(x_dot * np.exp(x - rt.expand_reduced(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)")
+
+# ---- linear algebra and shapes -----------------------------------------------------------
+defrule(["op:MatMult", np.matmul, np.dot, ".dot"], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
+        ("x_dot @ y", "x @ y_dot"))
+defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "np.transpose(x_dot, axes)")
+defrule(".T", "x", "g.T", "x_dot.T")
+defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
+         np.atleast_1d, np.atleast_2d],
+        "x, *shape, **kwargs", "np.reshape(g, np.shape(x))", "np.reshape(x_dot, np.shape(ans))")
+defrule(".astype", "x, dtype, *args, **kwargs", "rt.as_cotangent(g, x)", "x_dot.astype(dtype)")
+defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
+defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",
+        "np.concatenate(rt.tangent_list(arrays_dot, arrays), axis=axis)")
+defrule([np.stack], "arrays, axis=0", "rt.unstack(g, axis, arrays)",
+        "np.stack(rt.tangent_list(arrays_dot, arrays), axis=axis)")
+defrule([builtins.sum], "xs, start=0", ("rt.sum_list_vjp(g, xs)", "g"),
+        ("sum(rt.tangent_list(xs_dot, xs))", "start_dot"))
+
+# ---- Python containers -------------------------------------------------------------------
+defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
+
+# ---- outputs carry no derivative ---------------------------------------------------------
+defnondiff([len, range, int, bool, isinstance, print, enumerate, zip, round,
+            np.shape, np.ndim, np.size, np.sign, np.floor, np.ceil, np.round, np.rint,
+            np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero,
+            np.zeros, np.ones, np.empty, np.eye, np.identity, np.arange, np.linspace, np.full,
+            np.zeros_like, np.ones_like, np.empty_like, np.isnan, np.isinf, np.isfinite,
+            np.greater, np.less, np.equal, np.logical_and, np.logical_or, np.logical_not,
+            np.any, np.all, np.count_nonzero, np.unique, np.searchsorted, np.bincount,
+            ".argmax", ".argmin", ".argsort", ".astype_int", ".nonzero", ".any", ".all",
+            ".shape", ".ndim", ".size", ".dtype", ".nnz", ".indices", ".indptr", ".row", ".col",
+            ".sum_int"])
+defnondiff([np.random.default_rng, np.random.rand, np.random.randn, np.random.normal,
+            np.random.uniform, np.random.randint, np.random.seed])

@@ -1,0 +1,114 @@
+"""The rule table: one entry per differentiable operation, looked up by the called object.
+
+A rule holds, for each differentiable parameter, an adjoint template (an expression in the
+cotangent `g`, the result `ans` and the parameters) and a tangent template (an expression in
+`<param>_dot`, `ans` and the parameters). Templates are parsed once and inlined by the
+transformer, so the generated code shows the rule itself. User rules added with
+`register_vjp`/`register_jvp` win over built-in ones.
+"""
+import ast
+import inspect
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Rule:
+    key: object                 # the function object, or ".name" for a method, or "op:Add"
+    params: list                # parameter names, in call order
+    signature: inspect.Signature
+    vjp: dict = field(default_factory=dict)   # param -> ast expression template (None: no rule)
+    jvp: dict = field(default_factory=dict)
+    broadcast: bool = False     # elementwise with NumPy broadcasting: unbroadcast adjoints
+    nondiff: bool = False       # outputs carry no derivative
+    user_vjp: object = None     # register_vjp rule: rule(*args, **kw) -> (y, pullback)
+    user_jvp: object = None     # register_jvp rule: rule(primals, tangents) -> (y, y_dot)
+    needs_ans: bool = False     # some adjoint template reads the result
+
+    def differentiable(self):
+        return [p for p in self.params if p in self.vjp or p in self.jvp]
+
+
+_TABLE = {}          # built-in rules
+_USER = {}           # registered by the user; these win
+
+
+def _parse(template):
+    return None if template is None else ast.parse(template, mode="eval").body
+
+
+def _signature(params):
+    ns = {}
+    exec(f"def _sig({params}): pass", ns)
+    return inspect.signature(ns["_sig"])
+
+
+def _mentions(tree, name):
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
+
+
+def defrule(keys, params, vjp=(), jvp=(), broadcast=False):
+    """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params."""
+    sig = _signature(params)
+    names = list(sig.parameters)
+    vjp = (vjp,) if isinstance(vjp, str) else tuple(vjp)
+    jvp = (jvp,) if isinstance(jvp, str) else tuple(jvp)
+    rule = Rule(None, names, sig, broadcast=broadcast)
+    for name, t in zip(names, vjp):
+        if t is not None:
+            rule.vjp[name] = _parse(t)
+    for name, t in zip(names, jvp):
+        if t is not None:
+            rule.jvp[name] = _parse(t)
+    rule.needs_ans = any(_mentions(t, "ans") for t in rule.vjp.values())
+    for key in keys if isinstance(keys, (list, tuple)) else [keys]:
+        _TABLE[key] = Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
+                           needs_ans=rule.needs_ans)
+
+
+def defnondiff(keys, params="*args, **kwargs"):
+    """Declare operations whose outputs carry no derivative (shapes, indices, comparisons, draws)."""
+    sig = _signature(params)
+    for key in keys if isinstance(keys, (list, tuple)) else [keys]:
+        _TABLE[key] = Rule(key, list(sig.parameters), sig, nondiff=True)
+
+
+def lookup(key):
+    """The rule for a called object (or method key), user rules first; None when there is none."""
+    try:
+        rule = _USER.get(key) or _TABLE.get(key)
+    except TypeError:  # unhashable callee
+        return None
+    if rule is None and hasattr(key, "__func__"):   # bound method of a user object
+        return lookup(key.__func__)
+    return rule
+
+
+def _user_rule(func):
+    rule = _USER.get(func)
+    if rule is None:
+        try:
+            sig = inspect.signature(func)
+        except (TypeError, ValueError):
+            sig = _signature("*args, **kwargs")
+        rule = Rule(func, list(sig.parameters), sig)
+        _USER[func] = rule
+    return rule
+
+
+def register_vjp(func, rule):
+    """Add or replace the reverse-mode rule of `func`: rule(*args, **kw) -> (y, pullback)."""
+    _user_rule(func).user_vjp = rule
+    return func
+
+
+def register_jvp(func, rule):
+    """Add or replace the forward-mode rule of `func`: rule(primals, tangents) -> (y, y_dot)."""
+    _user_rule(func).user_jvp = rule
+    return func
+
+
+def nondifferentiable(func):
+    """Declare that func's outputs carry no derivative. Usable as a decorator."""
+    r = _user_rule(func)
+    r.nondiff = True
+    return func

@@ -1,0 +1,433 @@
+"""What generated derivative code calls. Nothing here imports the transformer.
+
+Zero cotangents and tangents are represented by the Python float 0.0 until something real is
+added to them, so a value that receives no derivative costs nothing. Every helper here that
+the generated adjoint calls has a rule of its own (srcad/rules/runtime_rules.py), so the
+adjoint can be differentiated again (Hessians are forward mode over the emitted adjoint).
+"""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .rowsparse import RowSparse
+
+__all__ = ["RowSparse", "add", "unbroadcast", "finalize"]
+
+
+def _is_zero(v):
+    return v is None or (type(v) is float and v == 0.0)
+
+
+def _is_seq(v):
+    return isinstance(v, (list, tuple))
+
+
+def _float_dtype(x):
+    dt = np.result_type(x)
+    return dt if np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating) else np.float64
+
+
+# ---- accumulation --------------------------------------------------------------------------
+def add(a, b):
+    """a + b for derivatives: zeros, arrays, lists of derivatives, RowSparse, scipy sparse."""
+    if _is_zero(a):
+        return b
+    if _is_zero(b):
+        return a
+    if _is_seq(a) or _is_seq(b):
+        return [add(u, v) for u, v in zip(a, b)]
+    if isinstance(a, RowSparse) or isinstance(b, RowSparse):
+        if isinstance(a, RowSparse) and isinstance(b, RowSparse):
+            return RowSparse(np.concatenate([a.indices, b.indices]),
+                             np.concatenate([a.values, b.values]), a.shape)
+        rs, dense = (a, b) if isinstance(a, RowSparse) else (b, a)
+        from .. import _kernels
+        acc = np.array(dense, dtype=np.result_type(dense, rs.values), copy=True)
+        return _kernels.scatter_add_rows_into(acc, rs.indices, rs.values)
+    if sp.issparse(a) or sp.issparse(b):
+        from .sparse_ops import sparse_add
+        return sparse_add(a, b)
+    return a + b
+
+
+def unbroadcast(g, x):
+    """Sum the cotangent g down to the shape of x (undoes NumPy broadcasting)."""
+    if _is_zero(g) or _is_seq(x) or sp.issparse(x) or sp.issparse(g):
+        return g
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    g = np.asarray(g)
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for axis, n in enumerate(shape):
+        if n == 1 and g.shape[axis] != 1:
+            g = g.sum(axis=axis, keepdims=True)
+    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+        return float(g)
+    return g
+
+
+def broadcast_like(v, ans):
+    """A tangent brought to the shape of its primal (the forward twin of unbroadcast)."""
+    if _is_zero(v) or np.shape(v) == np.shape(ans):
+        return v
+    return np.broadcast_to(v, np.shape(ans))
+
+
+def finalize(bar, x, row_sparse=False):
+    """The gradient returned to the user: same shape, type and float dtype as x."""
+    if sp.issparse(x):
+        from .sparse_ops import sparse_finalize
+        return sparse_finalize(bar, x)
+    if _is_seq(x):
+        bar = [0.0] * len(x) if _is_zero(bar) else bar
+        return type(x)(finalize(b, xi) for b, xi in zip(bar, x))
+    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+        return 0.0 if _is_zero(bar) else float(np.sum(bar) if np.ndim(bar) else bar)
+    dtype = _float_dtype(x)
+    if row_sparse:
+        if isinstance(bar, RowSparse):
+            return RowSparse(bar.indices, bar.values.astype(dtype, copy=False), bar.shape)
+        dense = np.zeros(np.shape(x), dtype) if _is_zero(bar) else np.asarray(bar, dtype)
+        return RowSparse(np.arange(dense.shape[0]), dense, dense.shape)
+    if _is_zero(bar):
+        return np.zeros(np.shape(x), dtype)
+    if isinstance(bar, RowSparse):
+        bar = bar.todense()
+    out = np.asarray(bar, dtype=dtype)
+    if out.shape != np.shape(x):
+        out = np.broadcast_to(out, np.shape(x))
+    if not out.flags.writeable or out.base is not None and out.strides != np.empty(0, dtype).strides:
+        out = np.array(out, copy=True)
+    return out
+
+
+def zeros_like(x):
+    """A zero derivative of x's kind, materialised (for tangents that must have x's shape)."""
+    if _is_seq(x):
+        return [zeros_like(v) for v in x]
+    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+        return 0.0
+    return np.zeros(np.shape(x), _float_dtype(x))
+
+
+# ---- elementwise ---------------------------------------------------------------------------
+def log_or_zero(x):
+    """log(x), with 0 where x == 0 (d(x**y)/dy at x == 0 is taken as 0)."""
+    x = np.asarray(x, dtype=float)
+    return np.log(np.where(x == 0, 1.0, x))
+
+
+def pick_weight(x, y):
+    """The share of max(x, y)'s derivative that goes to x: 1, 0, or 0.5 at a tie."""
+    return (np.greater(x, y) + 0.5 * np.equal(x, y)).astype(_float_dtype(np.result_type(x, y)))
+
+
+def clip_mask(x, lo, hi):
+    """1 where clip(x, lo, hi) passes x through, 0 where it clips."""
+    m = np.ones(np.shape(x), dtype=bool)
+    if lo is not None:
+        m &= np.asarray(x) >= lo
+    if hi is not None:
+        m &= np.asarray(x) <= hi
+    return m.astype(_float_dtype(x))
+
+
+def as_cotangent(g, x):
+    """The cotangent of `x` from that of np.asarray(x) / float(x) / x.astype(...)."""
+    if _is_zero(g):
+        return g
+    if _is_seq(x):
+        return [as_cotangent(gi, xi) for gi, xi in zip(g, x)]
+    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+        return float(np.sum(g))
+    return np.asarray(g, dtype=_float_dtype(x)) if np.ndim(g) else g
+
+
+def as_tangent(x_dot, ans):
+    """The tangent of np.asarray(x) from x's tangent (a list of tangents becomes an array)."""
+    if _is_zero(x_dot):
+        return x_dot
+    if _is_seq(x_dot):
+        return np.asarray(tangent_list(x_dot, list(np.asarray(ans))), dtype=_float_dtype(ans))
+    return np.asarray(x_dot, dtype=_float_dtype(ans)) if np.ndim(ans) else x_dot
+
+
+# ---- reductions ----------------------------------------------------------------------------
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axis = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(a % ndim for a in axis))
+
+
+def expand_reduced(v, x, axis, keepdims):
+    """A reduction's result reshaped so that it broadcasts against x."""
+    if keepdims or np.ndim(x) == 0:
+        return v
+    return np.expand_dims(v, _axes(axis, np.ndim(x))) if np.ndim(x) else v
+
+
+def count(x, axis):
+    """How many entries of x a reduction over `axis` combines."""
+    shape = np.shape(x)
+    return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
+
+
+def sum_vjp(g, x, axis=None, keepdims=False):
+    """Cotangent of x from that of sum(x, axis): g broadcast back over the reduced axes."""
+    if _is_zero(g):
+        return g
+    if sp.issparse(x):
+        from .sparse_ops import sparse_sum_vjp
+        return sparse_sum_vjp(g, x, axis)
+    return np.broadcast_to(expand_reduced(g, x, axis, keepdims), np.shape(x))
+
+
+def _tie_weights(x, ans, axis, keepdims):
+    hit = np.equal(x, expand_reduced(ans, x, axis, keepdims))
+    return hit / np.sum(hit, axis=_axes(axis, np.ndim(x)), keepdims=True)
+
+
+def extreme_vjp(g, x, ans, axis=None, keepdims=False):
+    """Cotangent of x from that of max(x)/min(x): shared evenly among tied extremes."""
+    if _is_zero(g):
+        return g
+    return expand_reduced(g, x, axis, keepdims) * _tie_weights(x, ans, axis, keepdims)
+
+
+def extreme_jvp(x_dot, x, ans, axis=None, keepdims=False):
+    """Tangent of max(x)/min(x): the mean of the tangents of the tied extremes."""
+    if _is_zero(x_dot):
+        return x_dot
+    return np.sum(x_dot * _tie_weights(x, ans, axis, keepdims), axis=_axes(axis, np.ndim(x)),
+                  keepdims=keepdims)
+
+
+def _prod_others(x, axis):
+    """For each entry, the product of the other entries of its reduction group (zeros allowed)."""
+    x = np.asarray(x, dtype=_float_dtype(x))
+    axes = _axes(axis, x.ndim)
+    rest = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), flat.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (left * right).reshape(moved.shape)
+    return np.transpose(others, np.argsort(rest + list(axes)))
+
+
+def prod_vjp(g, x, axis=None, keepdims=False):
+    """Cotangent of x from that of prod(x, axis)."""
+    if _is_zero(g):
+        return g
+    return expand_reduced(g, x, axis, keepdims) * _prod_others(x, axis)
+
+
+def prod_jvp(x_dot, x, axis=None, keepdims=False):
+    """Tangent of prod(x, axis)."""
+    if _is_zero(x_dot):
+        return x_dot
+    return np.sum(x_dot * _prod_others(x, axis), axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+
+
+# ---- linear algebra and shapes -------------------------------------------------------------
+def matmul_vjp_x(g, x, y):
+    """Cotangent of x in x @ y (1-D and 2-D operands, either side sparse)."""
+    if _is_zero(g):
+        return g
+    if sp.issparse(x):
+        from .sparse_ops import matmul_vjp_values
+        return matmul_vjp_values(g, x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * y, x)
+    if np.ndim(y) == 1:
+        return np.multiply.outer(g, y) if np.ndim(x) >= 2 else g * y
+    if np.ndim(x) == 1:
+        return y @ g
+    return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
+
+
+def matmul_vjp_y(g, x, y):
+    """Cotangent of y in x @ y."""
+    if _is_zero(g):
+        return g
+    if sp.issparse(x):
+        from .sparse_ops import sparse_rmatmul
+        return sparse_rmatmul(x, g)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * x, y)
+    if np.ndim(x) == 1:
+        return g * x if np.ndim(y) == 1 else np.multiply.outer(x, g)
+    xt = np.swapaxes(x, -1, -2)
+    if np.ndim(y) == 1:
+        return xt @ g
+    return unbroadcast(xt @ g, y)
+
+
+def transpose_vjp(g, axes=None):
+    """Cotangent of x from that of np.transpose(x, axes)."""
+    if _is_zero(g):
+        return g
+    return np.transpose(g) if axes is None else np.transpose(g, np.argsort(axes))
+
+
+def concatenate_vjp(g, arrays, axis=0):
+    """Cotangents of the pieces of np.concatenate(arrays, axis)."""
+    if _is_zero(g):
+        return g
+    ends = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
+    return np.split(g, ends, axis=axis)
+
+
+def unstack(g, axis, arrays):
+    """Cotangents of the pieces of np.stack(arrays, axis) (or of np.array(list))."""
+    if _is_zero(g):
+        return g
+    return [as_cotangent(np.take(g, k, axis=axis), a) for k, a in enumerate(arrays)]
+
+
+def sum_list_vjp(g, xs):
+    """Cotangents of the items of builtins.sum(xs)."""
+    if _is_zero(g):
+        return g
+    return [unbroadcast(g, x) for x in xs]
+
+
+def tangent_list(xs_dot, xs):
+    """The tangents of a list's items, zeros materialised with each item's shape."""
+    if _is_zero(xs_dot):
+        return [zeros_like(x) for x in xs]
+    return [zeros_like(x) if _is_zero(d) else d for d, x in zip(xs_dot, xs)]
+
+
+# ---- subscripts and containers -------------------------------------------------------------
+def _is_row_gather(x, idx):
+    return (isinstance(x, np.ndarray) and x.ndim >= 2 and isinstance(idx, np.ndarray)
+            and idx.ndim == 1 and np.issubdtype(idx.dtype, np.integer))
+
+
+def index_vjp(g, x, idx):
+    """Cotangent of x from that of x[idx]: repeated indices add up; a row gather stays RowSparse."""
+    if _is_zero(g):
+        return g
+    if _is_seq(x):
+        out = [0.0] * len(x)
+        if isinstance(idx, slice):
+            for k, gk in zip(range(*idx.indices(len(x))), g):
+                out[k] = gk
+        else:
+            out[idx] = g
+        return out
+    if _is_row_gather(x, idx):
+        idx = np.where(idx < 0, idx + x.shape[0], idx)
+        return RowSparse(idx, np.broadcast_to(g, (len(idx),) + x.shape[1:]), x.shape)
+    out = np.zeros(np.shape(x), dtype=np.result_type(_float_dtype(x), np.asarray(g).dtype))
+    np.add.at(out, idx, g)
+    return out
+
+
+def index_jvp(x_dot, x, idx):
+    """Tangent of x[idx]."""
+    if _is_zero(x_dot):
+        return x_dot
+    if _is_seq(x_dot):
+        return x_dot[idx]
+    return np.broadcast_to(x_dot, np.shape(x))[idx]
+
+
+def item(g, k):
+    """Entry k of a container's derivative (zero stays zero)."""
+    return g if _is_zero(g) else g[k]
+
+
+def index_bar(y_bar, idx):
+    """The part of y's cotangent that a write `y[idx] = v` sends to v."""
+    if _is_zero(y_bar):
+        return y_bar
+    if isinstance(y_bar, RowSparse):
+        y_bar = y_bar.todense()
+    return y_bar[idx]
+
+
+def zero_at(y_bar, idx):
+    """y's cotangent with the entries overwritten by `y[idx] = v` cleared (a new object)."""
+    if _is_zero(y_bar):
+        return y_bar
+    if _is_seq(y_bar):
+        out = list(y_bar)
+        if isinstance(idx, slice):
+            for k in range(*idx.indices(len(out))):
+                out[k] = 0.0
+        else:
+            out[idx] = 0.0
+        return out
+    out = np.array(y_bar, copy=True)
+    out[idx] = 0
+    return out
+
+
+def set_at(y_dot, y, idx, v_dot):
+    """The tangent of y after `y[idx] = v`: a copy of y_dot (zeros materialised) with v_dot written."""
+    out = zeros_like(y) if _is_zero(y_dot) else (list(y_dot) if _is_seq(y_dot)
+                                                 else np.array(np.broadcast_to(y_dot, np.shape(y)), dtype=_float_dtype(y)))
+    if _is_seq(out):
+        out[idx] = v_dot
+    else:
+        out[idx] = 0.0 if _is_zero(v_dot) else v_dot
+    return out
+
+
+def last(xs_bar):
+    """The cotangent of the last item appended to a list."""
+    return xs_bar if _is_zero(xs_bar) else xs_bar[-1]
+
+
+def drop_last(xs_bar):
+    """A list's cotangent without its last item (undoing an append)."""
+    return xs_bar if _is_zero(xs_bar) else list(xs_bar[:-1])
+
+
+def appended(xs_dot, xs, v_dot):
+    """The tangent of a list after xs.append(v) (a new list)."""
+    base = [0.0] * (len(xs) - 1) if _is_zero(xs_dot) else list(xs_dot)
+    return base + [v_dot]
+
+
+# ---- user rules and checks -----------------------------------------------------------------
+def user_vjp_rule(func):
+    """The rule registered with srcad.register_vjp (or custom_vjp) for func."""
+    from ..rules.registry import lookup
+    return lookup(func).user_vjp
+
+
+def user_jvp_rule(func):
+    """The rule registered with srcad.register_jvp (or custom_jvp) for func."""
+    from ..rules.registry import lookup
+    return lookup(func).user_jvp
+
+
+def is_scalar(y):
+    """Is y a scalar output: a Python number, a NumPy scalar, or an array of size 1."""
+    if isinstance(y, numbers.Number):
+        return True
+    return isinstance(y, (np.ndarray, np.generic)) and np.size(y) == 1
+
+
+class ScalarSeed:
+    """The seed grad passes: checks that the output is a scalar, then stands for 1.0."""
+
+    def __init__(self, check, has_aux=False):
+        self.check, self.has_aux = check, has_aux
+
+
+def seed(y, s):
+    """The output's cotangent: s itself, or 1.0 (with has_aux, (1.0, 0.0)) for grad's checked seed."""
+    if isinstance(s, ScalarSeed):
+        s.check(y)
+        return (1.0, 0.0) if s.has_aux else 1.0
+    return s

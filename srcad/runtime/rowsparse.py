@@ -1,0 +1,63 @@
+"""RowSparse: the gradient of a row gather `E[idx]`, kept as (indices, values) until densified."""
+import numpy as np
+
+
+class RowSparse:
+    """A (shape)-array that is zero except for rows `indices`, which hold `values`.
+
+    `indices` may repeat a row: repeated rows add up when densified. `values` has shape
+    `(len(indices),) + shape[1:]`.
+    """
+
+    __array_priority__ = 20.0
+
+    def __init__(self, indices, values, shape):
+        self.indices = np.asarray(indices)
+        self.values = np.asarray(values)
+        self.shape = tuple(shape)
+        if self.values.shape != (len(self.indices),) + self.shape[1:]:
+            raise ValueError(f"RowSparse values of shape {self.values.shape} do not fit "
+                             f"{len(self.indices)} rows of a {self.shape} array")
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def todense(self):
+        """The dense array, repeated rows summed (deterministically, in the compiled kernel)."""
+        from .. import _kernels
+        return _kernels.scatter_add_rows(self.values, self.indices, self.shape[0])
+
+    def __array__(self, dtype=None, copy=None):
+        dense = self.todense()
+        return dense if dtype is None else dense.astype(dtype, copy=False)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = [x.todense() if isinstance(x, RowSparse) else x for x in inputs]
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __add__(self, other):
+        from . import add
+        return add(self, other)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return RowSparse(self.indices, -self.values, self.shape)
+
+    def __mul__(self, other):
+        if np.ndim(other) == 0:
+            return RowSparse(self.indices, self.values * other, self.shape)
+        return self.todense() * other
+
+    __rmul__ = __mul__
+
+    def __getitem__(self, idx):
+        return self.todense()[idx]
+
+    def __repr__(self):
+        return f"RowSparse(shape={self.shape}, rows={len(self.indices)}, dtype={self.values.dtype})"

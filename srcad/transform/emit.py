@@ -1,0 +1,28 @@
+"""emit: the generated module as text a person reads, with a comment per user line."""
+import ast
+import re
+
+_COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
+
+
+def unparse_with_comments(tree):
+    text = ast.unparse(ast.fix_missing_locations(tree))
+    out = []
+    for line in text.splitlines():
+        m = _COMMENT.match(line)
+        if m:
+            body = m.group(3).encode().decode("unicode_escape") if "\\" in m.group(3) else m.group(3)
+            out.append(f"{m.group(1)}# {body}")
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def module_text(header, imports, functions, supplied):
+    lines = [f"# {h}" for h in header]
+    if supplied:
+        lines.append("# names that srcad supplies when it loads this module (the function's free variables): "
+                     + ", ".join(sorted(supplied)))
+    lines += imports
+    body = "\n\n".join(unparse_with_comments(f).rstrip("\n") for f in functions)
+    return "\n".join(lines) + "\n\n\n" + body.replace("\n\ndef ", "\n\n\ndef ") + "\n"

@@ -1,0 +1,203 @@
+"""A compilation unit: the derivative of one function plus everything it calls, as one module.
+
+Callees that are user functions are differentiated too, once per pattern of active arguments
+(`g_vjp`, `g_vjp_2`, ...). Their adjoint recomputes their primal sweep (call-tree reversal by
+recomputation), which keeps the caller's tape small and makes recursion work unchanged.
+"""
+import ast
+import importlib
+import inspect
+import types
+
+from ..errors import SrcadError
+from ..frontend.analyze import Analysis
+from ..frontend.fence import fence
+from ..frontend.normalize import normalize
+from ..frontend.parse import parse_function
+
+_ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
+
+
+def prepare(func, wrt_names=None):
+    """parse -> fence -> normalize, and the analysis for the given active parameters."""
+    parsed = parse_function(func)
+    fence(parsed)
+    fn, normalizer = normalize(parsed)
+    return parsed, fn, normalizer
+
+
+def wrt_names_of(fn, wrt):
+    params = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
+    out = []
+    for w in (wrt if isinstance(wrt, tuple) else (wrt,)):
+        if isinstance(w, str):
+            if w not in params:
+                raise SrcadError(f"wrt={w!r}: {fn.name} has no parameter named {w!r} (it has {params})")
+            out.append(w)
+        else:
+            if not isinstance(w, int) or not -len(fn.args.args) <= w < len(fn.args.args):
+                raise SrcadError(f"wrt={w!r} is not a positional parameter of {fn.name}, which takes "
+                                 f"{len(fn.args.args)} positional arguments {[a.arg for a in fn.args.args]}")
+            out.append(fn.args.args[w].arg)
+    return out
+
+
+class Unit:
+    def __init__(self, mode="reverse"):
+        self.mode = mode
+        self.functions = []          # generated functions, in emission order
+        self.primal_defs = {}        # user function -> its (copied) definition
+        self.callees = {}            # (func, active params) -> (name, seed name)
+        self.parsed = []             # every Parsed in the unit (for free names)
+        self.names = set()
+        self.tuple_wrt_of = {}
+
+    def fresh(self, base):
+        name, k = base, 1
+        while name in self.names:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def tuple_wrt(self, rev):
+        return self.tuple_wrt_of.get(id(rev), False)
+
+    # -- reverse mode ----------------------------------------------------------------------
+    def reverse(self, func, wrt, top_level=True, name=None, return_value=False, row_sparse=()):
+        from .reverse import Reverse
+        parsed, fn, normalizer = prepare(func)
+        self.parsed.append(parsed)
+        wrt_names = wrt_names_of(fn, wrt)
+        an = Analysis(fn, parsed, normalizer.locals, wrt_names)
+        an.check_mutations()
+        seed = normalizer.namer.fresh(fn.name + "_bar")
+        name = name or self.fresh(fn.name + "_vjp")
+        rev = Reverse(fn, an, parsed, normalizer.namer, wrt_names, self, seed, top_level,
+                      row_sparse=[n for n in wrt_names if n in set(row_sparse)])
+        self.tuple_wrt_of[id(rev)] = isinstance(wrt, tuple)
+        out = rev.run(name, return_value=return_value)
+        out.srcad_origin = (parsed, wrt_names)
+        self.functions.append(out)
+        return out, seed
+
+    def bind_callee(self, func, call):
+        """The callee's parameter names and the call's argument atoms, in parameter order."""
+        sig = inspect.signature(func)
+        try:
+            b = sig.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as exc:
+            raise SrcadError(f"line {call.lineno}: the call of {func.__name__} does not match its "
+                             f"signature: {exc}") from None
+        names, args = [], []
+        for p, param in sig.parameters.items():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise SrcadError(f"{func.__name__} takes *args/**kwargs, which srcad cannot transform; "
+                                 f"name every parameter")
+            names.append(p)
+            if p in b.arguments:
+                args.append(b.arguments[p])
+            else:
+                args.append(ast.Constant(param.default) if _is_literal(param.default)
+                            else ast.Name(id=self._default_name(func, p), ctx=ast.Load()))
+        return names, args
+
+    def _default_name(self, func, p):
+        name = f"{func.__name__}_default_{p}"
+        self.extra_env = getattr(self, "extra_env", {})
+        self.extra_env[name] = inspect.signature(func).parameters[p].default
+        return name
+
+    def callee_vjp(self, func, act_params):
+        key = (func, act_params)
+        if key not in self.callees:
+            self.add_primal(func)
+            name = self.fresh(func.__name__ + "_vjp")
+            seed = f"{func.__name__}_bar"
+            self.callees[key] = (name, seed)
+            idx = tuple(list(inspect.signature(func).parameters).index(p) for p in act_params)
+            _, seed = self.reverse(func, idx if len(idx) > 1 else idx[0], top_level=False, name=name)
+            self.callees[key] = (name, seed)
+        return self.callees[key]
+
+    def add_primal(self, func):
+        if func in self.primal_defs:
+            return
+        parsed = parse_function(func)
+        self.parsed.append(parsed)
+        node = parsed.tree
+        self.names.add(node.name)
+        self.primal_defs[func] = node
+
+    # -- free names ------------------------------------------------------------------------
+    def imports_and_env(self, functions):
+        """Import lines for the modules the code names, and the objects srcad supplies itself."""
+        defined = {f.name for f in functions} | {"np", "rt", "scipy"}
+        env = {}
+        for p in self.parsed:
+            for k, v in p.env.items():
+                if k in env and env[k] is not v and not k.startswith("__") and _used(k, functions):
+                    raise SrcadError(f"the name `{k}` means different things in the modules of the functions "
+                                     f"srcad transforms together; rename one of them")
+                env.setdefault(k, v)
+        env.update(getattr(self, "extra_env", {}))
+        imports = ["import numpy as np", "import scipy", "import scipy.sparse", "import scipy.special"]
+        supplied = {}
+        for name in sorted(_free_names(functions) - defined):
+            if name not in env:
+                continue
+            obj = env[name]
+            line = _import_line(name, obj)
+            if line:
+                if line not in imports:
+                    imports.append(line)
+            else:
+                supplied[name] = obj
+        imports.append("from srcad import runtime as rt")
+        return imports, supplied
+
+
+def _is_literal(v):
+    return v is None or isinstance(v, (bool, int, float, str, complex))
+
+
+def _used(name, functions):
+    return name in _free_names(functions)
+
+
+def _free_names(functions):
+    names = set()
+    for f in functions:
+        for n in ast.walk(f):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                names.add(n.id)
+    import builtins
+    return {n for n in names if not hasattr(builtins, n)}
+
+
+def _import_line(name, obj):
+    if isinstance(obj, types.ModuleType):
+        mod = obj.__name__
+        if mod.split(".")[0] not in _ALLOWED_MODULES:
+            return None
+        if mod == name:
+            return f"import {mod}"
+        if "." in mod and mod.endswith("." + name):
+            parent = mod.rsplit(".", 1)[0]
+            return f"from {parent} import {name}"
+        return f"import {mod} as {name}"
+    mod = getattr(obj, "__module__", None)
+    if not mod or mod.split(".")[0] not in _ALLOWED_MODULES or getattr(obj, "__name__", None) is None:
+        return None
+    parts = mod.split(".")
+    # the most public module that exposes the object: scipy.special rather than scipy.special._logsumexp
+    for k in range(1, len(parts) + 1):
+        cand = ".".join(parts[:k])
+        try:
+            m = importlib.import_module(cand)
+        except ImportError:
+            continue
+        if getattr(m, obj.__name__, None) is obj:
+            as_ = "" if obj.__name__ == name else f" as {name}"
+            return f"from {cand} import {obj.__name__}{as_}"
+    return None
