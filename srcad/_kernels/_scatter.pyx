@@ -13,6 +13,7 @@ from libc.string cimport memcpy
 
 from ._types cimport real_t, index_t
 from ._sort cimport bucket_sort
+from ._prefetch cimport PREFETCH_AHEAD, prefetch_bytes
 
 
 def gather_rows(const uint8_t[::1] src, const index_t[::1] idx, uint8_t[::1] out,
@@ -25,13 +26,18 @@ def gather_rows(const uint8_t[::1] src, const index_t[::1] idx, uint8_t[::1] out
     cdef uint8_t* o = &out[0]
     cdef const index_t* ix = &idx[0]
     for k in prange(m, nogil=True, schedule='static', num_threads=nt):
-        _copy_row(s, ix, o, k, n, width, errp)
+        _copy_row(s, ix, o, k, m, n, width, errp)
     return err
 
 
 cdef inline void _copy_row(const uint8_t* src, const index_t* idx, uint8_t* out, Py_ssize_t k,
-                           Py_ssize_t n, Py_ssize_t width, int* err) noexcept nogil:
-    cdef Py_ssize_t j = idx[k]
+                           Py_ssize_t m, Py_ssize_t n, Py_ssize_t width,
+                           int* err) noexcept nogil:
+    cdef Py_ssize_t j = idx[k], ahead
+    if k + PREFETCH_AHEAD < m:
+        ahead = idx[k + PREFETCH_AHEAD]
+        if 0 <= ahead < n:
+            prefetch_bytes(src + ahead * width, width)
     if j < 0:
         j = j + n
     if j < 0 or j >= n:
@@ -62,17 +68,20 @@ def scatter_add(const real_t[::1] values, const index_t[::1] idx, real_t[::1] ou
     cdef const real_t* v = &values[0]
     cdef real_t* o = &out[0]
     for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
-        _sum_rows(&ptr[0], &perm[0], v, o, b, d)
+        _sum_rows(&ptr[0], &perm[0], m, v, o, b, d)
     return 0
 
 
-cdef inline void _sum_rows(const int64_t* ptr, const int64_t* perm, const real_t* values,
-                           real_t* out, Py_ssize_t b, Py_ssize_t d) noexcept nogil:
+cdef inline void _sum_rows(const int64_t* ptr, const int64_t* perm, Py_ssize_t m,
+                           const real_t* values, real_t* out, Py_ssize_t b,
+                           Py_ssize_t d) noexcept nogil:
     cdef int64_t q
     cdef Py_ssize_t c
     cdef real_t* o = out + b * d
     cdef const real_t* x
     for q in range(ptr[b], ptr[b + 1]):
+        if q + PREFETCH_AHEAD < m:  # past this row's contributions too
+            prefetch_bytes(values + perm[q + PREFETCH_AHEAD] * d, d * <Py_ssize_t>sizeof(real_t))
         x = values + perm[q] * d
         for c in range(d):
             o[c] = o[c] + x[c]

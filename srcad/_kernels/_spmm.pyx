@@ -12,6 +12,12 @@ from libc.stdint cimport int64_t
 
 from ._types cimport real_t, index_t
 
+from ._prefetch cimport SRCAD_PREFETCH, PREFETCH_AHEAD, prefetch_bytes
+
+
+cdef inline void _prefetch_row(const real_t* row, Py_ssize_t k) noexcept nogil:
+    prefetch_bytes(row, k * <Py_ssize_t>sizeof(real_t))
+
 
 cdef inline int _span(const index_t* ptr, Py_ssize_t i, Py_ssize_t nnz,
                       Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
@@ -96,6 +102,8 @@ cdef inline void _spmm_row(const index_t* indptr, const index_t* indices, const 
             if j < 0 or j >= n_cols:
                 err[0] = 1
                 return
+            if p + PREFETCH_AHEAD < nnz:
+                SRCAD_PREFETCH(X + <Py_ssize_t>indices[p + PREFETCH_AHEAD])
             s = s + data[p] * X[j]
         y[0] = s
         return
@@ -104,6 +112,8 @@ cdef inline void _spmm_row(const index_t* indptr, const index_t* indices, const 
         if j < 0 or j >= n_cols:
             err[0] = 1
             return
+        if p + PREFETCH_AHEAD < nnz:  # past the row's end too: the next rows come next
+            _prefetch_row(X + <Py_ssize_t>indices[p + PREFETCH_AHEAD] * k, k)
         v = data[p]
         x = X + j * k
         for c in range(k):
@@ -148,6 +158,8 @@ cdef inline void _spmm_t_col(const index_t* t_indptr, const index_t* t_rows,
         if r < 0 or r >= n_rows or p < 0 or p >= nnz:
             err[0] = 1
             return
+        if q + PREFETCH_AHEAD < nt_entries:  # past the column's end too
+            _prefetch_row(G + <Py_ssize_t>t_rows[q + PREFETCH_AHEAD] * k, k)
         v = data[p]
         g = G + r * k
         for c in range(k):
@@ -185,6 +197,8 @@ cdef inline void _sddmm_row(const index_t* indptr, const index_t* indices, Py_ss
         if j < 0 or j >= n_cols:
             err[0] = 1
             return
+        if p + PREFETCH_AHEAD < nnz:
+            _prefetch_row(X + <Py_ssize_t>indices[p + PREFETCH_AHEAD] * k, k)
         x = X + j * k
         s = 0
         for c in range(k):
