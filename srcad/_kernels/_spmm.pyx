@@ -11,7 +11,6 @@ from cython.parallel cimport prange
 from libc.stdint cimport int64_t
 
 from ._types cimport real_t, index_t
-
 from ._prefetch cimport SRCAD_PREFETCH, PREFETCH_AHEAD, prefetch_bytes
 
 

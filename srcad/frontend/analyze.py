@@ -42,7 +42,9 @@ def _names(atoms):
 
 class Analysis:
     def __init__(self, fn, parsed, locals_, wrt):
-        self.fn, self.parsed, self.locals = fn, parsed, locals_
+        self.fn, self.parsed = fn, parsed
+        self.locals = set(locals_) | {a.arg for a in fn.args.args + fn.args.kwonlyargs} | {
+            n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         self.ops = {}
         self._classify_block(fn.body)
         self.active = self._active(set(wrt))
@@ -138,7 +140,7 @@ class Analysis:
                     return op
                 op.bound = {"x": rhs.value}
             elif isinstance(rhs, ast.Subscript):
-                op.rule, op.bound = lookup("op:Subscript"), {"x": rhs.value, "idx": rhs.slice}
+                op.rule, op.bound = lookup("op:Subscript"), {"x": rhs.value, "idx": index_expr(rhs.slice)}
             elif isinstance(rhs, (ast.Tuple, ast.List)):
                 op.kind = "display"
                 op.operands = _names(list(enumerate(rhs.elts)))
@@ -214,3 +216,10 @@ class Analysis:
                 raise UnsupportedSyntaxError(
                     f"the in-place method call `{ast.unparse(call.func)}(...)` on a differentiated value",
                     *self.parsed.where(op.node), hint="write the result to a new name instead")
+
+
+def index_expr(sl):
+    """A subscript's index as an expression that can be passed around: `1:` becomes `np.s_[1:]`."""
+    if any(isinstance(n, ast.Slice) for n in ast.walk(sl)):
+        return ast.Subscript(ast.Attribute(ast.Name("np", ast.Load()), "s_", ast.Load()), sl, ast.Load())
+    return sl

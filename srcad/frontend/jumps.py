@@ -80,8 +80,8 @@ class _Lowerer:
                 st.body, st.orelse, jumps = body, orelse, k1 | k2
                 out.append(st)
             elif isinstance(st, (ast.For, ast.While)):
-                out += self.loop(st)
                 jumps = {"return"} if self.result and _contains_return(st) else set()
+                out += self.loop(st)
             else:
                 out.append(st)
             if jumps:

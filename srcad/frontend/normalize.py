@@ -109,7 +109,7 @@ class Normalizer:
             out.append(a)
         return stmts, out
 
-    def index(self, sl):
+    def index(self, sl, hint="idx"):
         """Subscript indices stay whole (they are never differentiated), but calls are hoisted."""
         if not _has_call(sl):
             return [], sl
@@ -127,7 +127,7 @@ class Normalizer:
                 stmts += s
                 parts.append(a)
             return stmts, ast.Slice(*parts)
-        t = self.temp("idx")
+        t = self.temp(hint)
         return [_loc(assign(t, sl), sl)], name(t)
 
     def flat(self, e, hint="t"):
@@ -247,7 +247,7 @@ class Normalizer:
             return s + [assign(target.id, rhs)]
         if isinstance(target, ast.Subscript):
             s1, v = self.atom(value, target.value.id)
-            s2, sl = self.index(target.slice)
+            s2, sl = self.write_index(target)
             return s1 + s2 + [assign(ast.Subscript(name(target.value.id), sl, ast.Store()), v)]
         if isinstance(target, (ast.Tuple, ast.List)):
             if any(isinstance(e, ast.Starred) for e in target.elts):
@@ -255,8 +255,9 @@ class Normalizer:
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 # a, b = b, a + b: every right-hand side is evaluated before any name is rebound
                 s, vals = [], []
+                rebound = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
                 for v in value.elts:
-                    if isinstance(v, ast.Name):
+                    if isinstance(v, ast.Name) and v.id in rebound:
                         t = self.temp(v.id + "_old")
                         s.append(assign(t, v))
                         vals.append(name(t))
@@ -276,12 +277,22 @@ class Normalizer:
             return s
         self.fail(target, f"assignment to {type(target).__name__}")
 
+    def write_index(self, target):
+        """The index of a subscript write, computed once if it reads the array it writes (`y[y < 0] = 0`)."""
+        sl = target.slice
+        reads_target = any(isinstance(n, ast.Name) and n.id == target.value.id for n in ast.walk(sl))
+        if reads_target or any(isinstance(n, (ast.Compare, ast.Subscript)) for n in ast.walk(sl)):
+            s, sl2 = self.index(sl)
+            t = self.temp("where" if isinstance(sl, ast.Compare) else "idx")
+            return s + [_loc(assign(t, sl2), sl)], name(t)
+        return self.index(sl)
+
     def s_AugAssign(self, st):
         t = st.target
         if isinstance(t, ast.Name):
             return self.bind(t, ast.BinOp(name(t.id), st.op, st.value))
         if isinstance(t, ast.Subscript):
-            s0, sl = self.index(t.slice)
+            s0, sl = self.write_index(t)
             old = self.temp(t.value.id + "_part")
             s1, v = self.atom(st.value, "t")
             new = self.temp(t.value.id + "_part")
@@ -318,7 +329,7 @@ class Normalizer:
         if found and obj is builtins.range:
             s, args = [], []
             for a in it.args:
-                s2, a2 = self.index(a)
+                s2, a2 = self.index(a, "n")
                 s += s2
                 args.append(a2)
             if isinstance(target, ast.Name):
@@ -326,28 +337,39 @@ class Normalizer:
             k = self.temp("i")
             body = self.bind(target, name(k)) + self.block(st.body)
             return s + [ast.For(name(k, True), ast.Call(it.func, args, []), body, [])]
-        if found and obj is builtins.enumerate:
-            if len(it.args) != 1 or it.keywords or not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
-                self.fail(it, "this form of enumerate", "use `for i, v in enumerate(xs)`")
-            s, seq = self.atom(it.args[0], "seq")
-            i, v = target.elts
-            if not isinstance(i, ast.Name):
-                self.fail(i, "a non-name loop index in enumerate")
-            body = self.bind(v, ast.Subscript(seq, name(i.id), ast.Load())) + self.block(st.body)
-            return s + [ast.For(name(i.id, True), _range(ast.Call(name("len"), [seq], [])), body, [])]
-        if found and obj is builtins.zip:
-            if it.keywords or not isinstance(target, ast.Tuple) or len(target.elts) != len(it.args):
-                self.fail(it, "this form of zip", "unpack one name per zipped sequence")
-            s, seqs = self.atoms(it.args, "seq")
+        # every other loop runs over an index: for k in range(n): target = item(k)
+        if self._enumerate_index(it, target):    # for i, v in enumerate(xs): i is the loop index
+            k = target.elts[0].id
+            s, n, item = self.sequence(it.args[0])
+            target = target.elts[1]
+        else:
             k = self.temp("i")
-            n = ast.Call(name("min"), [ast.Call(name("len"), [q], []) for q in seqs], []) if len(seqs) > 1 \
-                else ast.Call(name("len"), seqs, [])
-            body = sum((self.bind(t, ast.Subscript(q, name(k), ast.Load())) for t, q in zip(target.elts, seqs)), [])
-            return s + [ast.For(name(k, True), _range(n), body + self.block(st.body), [])]
+            s, n, item = self.sequence(it)
+        body = self.bind(target, item(name(k))) + self.block(st.body)
+        return s + [ast.For(name(k, True), _range(n), body, [])]
+
+    def _enumerate_index(self, it, target):
+        found, obj = self.resolve(it.func) if isinstance(it, ast.Call) and self.is_global_ref(it.func) else (False, None)
+        return (found and obj is builtins.enumerate and isinstance(target, ast.Tuple) and
+                isinstance(target.elts[0], ast.Name) and len(it.args) == 1)
+
+    def sequence(self, it):
+        """(statements, length, item): what a for loop iterates over, as a length and an indexer."""
+        found, obj = self.resolve(it.func) if isinstance(it, ast.Call) and self.is_global_ref(it.func) else (False, None)
+        if found and obj is builtins.enumerate:
+            if len(it.args) != 1 or it.keywords:
+                self.fail(it, "enumerate with a start value", "add the offset to the index in the loop body")
+            s, n, item = self.sequence(it.args[0])
+            return s, n, lambda k: ast.Tuple([k, item(k)], ast.Load())
+        if found and obj is builtins.zip:
+            if it.keywords:
+                self.fail(it, "zip with keyword arguments")
+            parts = [self.sequence(a) for a in it.args]
+            s = sum((p[0] for p in parts), [])
+            n = parts[0][1] if len(parts) == 1 else ast.Call(name("min"), [p[1] for p in parts], [])
+            return s, n, lambda k: ast.Tuple([p[2](k) for p in parts], ast.Load())
         s, seq = self.atom(it, "seq")
-        k = self.temp("i")
-        body = self.bind(target, ast.Subscript(seq, name(k), ast.Load())) + self.block(st.body)
-        return s + [ast.For(name(k, True), _range(ast.Call(name("len"), [seq], [])), body, [])]
+        return s, ast.Call(name("len"), [seq], []), lambda k: ast.Subscript(seq, k, ast.Load())
 
 
 def _range(n):

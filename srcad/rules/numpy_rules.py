@@ -83,6 +83,38 @@ defrule([np.stack], "arrays, axis=0", "rt.unstack(g, axis, arrays)",
 defrule([builtins.sum], "xs, start=0", ("rt.sum_list_vjp(g, xs)", "g"),
         ("sum(rt.tangent_list(xs_dot, xs))", "start_dot"))
 
+defrule([np.square], "x", "g * 2.0 * x", "x_dot * 2.0 * x")
+defrule([np.reciprocal], "x", "-g * ans ** 2", "-x_dot * ans ** 2")
+defrule([np.sinh, math.sinh], "x", "g * np.cosh(x)", "x_dot * np.cosh(x)")
+defrule([np.cosh, math.cosh], "x", "g * np.sinh(x)", "x_dot * np.sinh(x)")
+defrule([np.arcsin, math.asin], "x", "g / np.sqrt(1.0 - x ** 2)", "x_dot / np.sqrt(1.0 - x ** 2)")
+defrule([np.arccos, math.acos], "x", "-g / np.sqrt(1.0 - x ** 2)", "-x_dot / np.sqrt(1.0 - x ** 2)")
+defrule([np.log2], "x", "g / (x * np.log(2.0))", "x_dot / (x * np.log(2.0))")
+defrule([np.log10], "x", "g / (x * np.log(10.0))", "x_dot / (x * np.log(10.0))")
+defrule([scipy.special.expit], "x", "g * ans * (1.0 - ans)", "x_dot * ans * (1.0 - ans)")
+defrule([np.var, ".var"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
+        "rt.var_vjp(g, x, axis, ddof, keepdims)", "rt.var_jvp(x_dot, x, axis, ddof, keepdims)")
+defrule([np.std, ".std"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
+        "rt.var_vjp(g / (2.0 * ans), x, axis, ddof, keepdims)",
+        "rt.var_jvp(x_dot, x, axis, ddof, keepdims) / (2.0 * ans)")
+defrule([np.linalg.norm], "x, ord=None, axis=None, keepdims=False",
+        "rt.norm_vjp(g, x, ans, ord, axis, keepdims)",
+        "rt.norm_jvp(x_dot, x, ans, ord, axis, keepdims)")
+defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g, x, axis)",
+        "np.cumsum(x_dot, axis=axis)")
+defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)")
+defrule([np.trace, ".trace"], "x", "g * np.eye(*np.shape(x))", "np.trace(x_dot)")
+defrule([np.outer], "x, y", ("np.reshape(g @ np.ravel(y), np.shape(x))", "np.reshape(np.ravel(x) @ g, np.shape(y))"),
+        ("np.outer(x_dot, y)", "np.outer(x, y_dot)"))
+defrule([np.vstack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
+defrule([np.hstack], "tup", "rt.joined_vjp(g, tup, 'h')", "np.hstack(rt.tangent_list(tup_dot, tup))")
+defrule([np.linalg.inv], "x", "-(ans.T @ g @ ans.T)", "-(ans @ x_dot @ ans)")
+defrule([np.linalg.det], "x", "g * ans * np.linalg.inv(x).T", "ans * np.trace(np.linalg.solve(x, x_dot))")
+defrule([np.linalg.solve], "a, b", ("rt.solve_vjp_a(g, a, ans)", "np.linalg.solve(np.swapaxes(a, -1, -2), g)"),
+        ("-np.linalg.solve(a, a_dot @ ans)", "np.linalg.solve(a, b_dot)"))
+defrule(["op:Mod", np.mod, np.remainder], "x, y", ("g", "-g * np.floor_divide(x, y)"),
+        ("x_dot", "-y_dot * np.floor_divide(x, y)"), broadcast=True)
+
 # ---- Python containers -------------------------------------------------------------------
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
 

@@ -235,6 +235,85 @@ def prod_jvp(x_dot, x, axis=None, keepdims=False):
     return np.sum(x_dot * _prod_others(x, axis), axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
 
 
+def var_vjp(g, x, axis=None, ddof=0, keepdims=False):
+    """Cotangent of x from that of var(x, axis, ddof)."""
+    if _is_zero(g):
+        return g
+    mean = np.mean(x, axis=axis, keepdims=True)
+    return expand_reduced(g, x, axis, keepdims) * 2.0 * (x - mean) / (count(x, axis) - ddof)
+
+
+def var_jvp(x_dot, x, axis=None, ddof=0, keepdims=False):
+    """Tangent of var(x, axis, ddof)."""
+    if _is_zero(x_dot):
+        return x_dot
+    mean = np.mean(x, axis=axis, keepdims=True)
+    return np.sum(2.0 * (x - mean) * x_dot, axis=axis, keepdims=keepdims) / (count(x, axis) - ddof)
+
+
+def _check_norm(ord):
+    if ord not in (None, 2, "fro"):
+        from ..errors import MissingRuleError
+        raise MissingRuleError(f"np.linalg.norm with ord={ord!r} (only the 2-norm / Frobenius norm has a rule)")
+
+
+def norm_vjp(g, x, ans, ord=None, axis=None, keepdims=False):
+    """Cotangent of x from that of the 2-norm (Frobenius norm) of x."""
+    _check_norm(ord)
+    if _is_zero(g):
+        return g
+    return expand_reduced(g / ans, x, axis, keepdims) * x
+
+
+def norm_jvp(x_dot, x, ans, ord=None, axis=None, keepdims=False):
+    """Tangent of the 2-norm (Frobenius norm) of x."""
+    _check_norm(ord)
+    if _is_zero(x_dot):
+        return x_dot
+    return np.sum(x * x_dot, axis=axis, keepdims=keepdims) / ans
+
+
+def cumsum_vjp(g, x, axis=None):
+    """Cotangent of x from that of cumsum(x, axis): a reversed cumulative sum."""
+    if _is_zero(g):
+        return g
+    if axis is None:
+        return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def diff_vjp(g, x, n=1, axis=-1):
+    """Cotangent of x from that of np.diff(x, n, axis)."""
+    if _is_zero(g):
+        return g
+    for _ in range(n):
+        pad = [(0, 0)] * np.ndim(g)
+        pad[axis] = (1, 1)
+        g = -np.diff(np.pad(g, pad), axis=axis)
+    return g
+
+
+def joined_vjp(g, tup, how):
+    """Cotangents of the pieces of np.vstack(tup) (how='v') or np.hstack(tup) (how='h')."""
+    if _is_zero(g):
+        return g
+    if how == "v":
+        axis, sizes = 0, [np.atleast_2d(t).shape[0] for t in tup]
+    else:
+        axis = 0 if np.ndim(tup[0]) <= 1 else 1
+        sizes = [np.shape(np.atleast_1d(t))[axis] for t in tup]
+    parts = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    return [as_cotangent(np.reshape(p, np.shape(t)), t) for p, t in zip(parts, tup)]
+
+
+def solve_vjp_a(g, a, ans):
+    """Cotangent of a in x = np.linalg.solve(a, b)."""
+    if _is_zero(g):
+        return g
+    b_bar = np.linalg.solve(np.swapaxes(a, -1, -2), g)
+    return -np.multiply.outer(b_bar, ans) if np.ndim(ans) == 1 else -(b_bar @ np.swapaxes(ans, -1, -2))
+
+
 # ---- linear algebra and shapes -------------------------------------------------------------
 def matmul_vjp_x(g, x, y):
     """Cotangent of x in x @ y (1-D and 2-D operands, either side sparse)."""
@@ -351,7 +430,15 @@ def index_bar(y_bar, idx):
         return y_bar
     if isinstance(y_bar, RowSparse):
         y_bar = y_bar.todense()
-    return y_bar[idx]
+    part = y_bar[idx]
+    if isinstance(idx, np.ndarray) and np.issubdtype(idx.dtype, np.integer) and idx.ndim == 1:
+        # with a repeated index only the last write lands: the earlier ones get no cotangent
+        flat = np.where(idx < 0, idx + np.shape(y_bar)[0], idx)
+        last = np.zeros(len(flat), bool)
+        last[len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]] = True
+        if not last.all():
+            part = part * last.reshape((-1,) + (1,) * (np.ndim(part) - 1))
+    return part
 
 
 def zero_at(y_bar, idx):
@@ -431,3 +518,12 @@ def seed(y, s):
         s.check(y)
         return (1.0, 0.0) if s.has_aux else 1.0
     return s
+
+
+def snapshot(y):
+    """A copy of an output that later in-place restores on the tape cannot change."""
+    if isinstance(y, np.ndarray):
+        return y.copy()
+    if _is_seq(y):
+        return type(y)(snapshot(v) for v in y)
+    return y

@@ -15,6 +15,7 @@ import copy
 from collections import defaultdict
 
 from ..errors import MissingRuleError
+from ..frontend.analyze import index_expr
 from .templates import N, assign, bound_mapping, comment, instantiate, names_read, rt
 
 
@@ -69,7 +70,7 @@ class Reverse:
         """Does this assignment (possibly) replace a value of v that an earlier statement read?"""
         sites = self.sites[v]
         first_stmt, first_depth = sites[0]
-        return not (first_stmt is st and first_depth == 0)
+        return not (first_stmt is st and first_depth < 1)
 
     def _in_loop(self, st):
         for site, depth in self.sites.get(getattr(getattr(st, "targets", [None])[0], "id", None), []):
@@ -212,7 +213,7 @@ class Reverse:
         y, st = op.target, op.node
         code = []
         b = self.bar(y)
-        idx = st.targets[0].slice
+        idx = index_expr(st.targets[0].slice)
         if y in self.an.active and y in self.an.useful and b in live:
             v = op.rhs
             if isinstance(v, ast.Name) and v.id in self.an.active:
@@ -233,14 +234,17 @@ class Reverse:
         code.append(self.marker("unappend", xs, st))
         return code
 
-    def _branch(self, stmts, live):
-        """Adjoint of a nested block, with every cotangent it touches materialised beforehand."""
-        trial = self.adjoint_block(stmts, set(live))
-        temps = {b for k, b in self.bars.items() if isinstance(k, tuple)}
-        touched = {n for n in names_read(trial) | _stored(trial) if n in self.bars.values()} - temps
-        init = [assign(b, ast.Constant(0.0)) for b in sorted(touched - live)]
-        live |= touched
-        return init, touched
+    def _branch(self, blocks, live):
+        """Materialise, before a branch or loop, the cotangents its adjoint leaves live that were
+        not live before: the other branch (or the next iteration) must find them defined."""
+        newly = set()
+        for block in blocks:
+            after = set(live)
+            self.adjoint_block(block, after)
+            newly |= after - live
+        init = [assign(b, ast.Constant(0.0)) for b in sorted(newly)]
+        live |= newly
+        return init, newly
 
     def _finish(self, body, entry, live):
         for b in sorted(entry - live):
@@ -248,7 +252,7 @@ class Reverse:
         return body or [ast.Pass()]
 
     def adj_if(self, st, live):
-        init, _ = self._branch(st.body + st.orelse, live)
+        init, _ = self._branch([st.body, st.orelse], live)
         entry = set(live)
         l1, l2 = set(entry), set(entry)
         body = self.adjoint_block(st.body, l1)
@@ -263,7 +267,7 @@ class Reverse:
         return [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init + [node]
 
     def adj_loop(self, st, live):
-        init, _ = self._branch(st.body, live)
+        init, _ = self._branch([st.body], live)
         entry = set(live)
         inner = set(entry)
         body = self.adjoint_block(st.body, inner)
@@ -376,17 +380,19 @@ class Reverse:
             live.add(b)
         adjoint = self.adjoint_block(fn.body, live)
         # which tape operations are needed: a name is saved only if some adjoint reads it
+        # which tape operations are needed: a name is saved only if some adjoint reads it; dropping
+        # a save can empty a branch whose test then needs no saving either, hence the fixed point
         needed = names_read(adjoint)
-        self.kept = set()
-        for m in self.markers.values():
-            if m.kind == "pop" and m.var in needed:
-                self.kept.add(m.key)
-            elif m.kind == "restore" and (m.var in needed or m.var in self.an.active):
-                self.kept.add(m.key)
-            elif m.kind == "unappend" and (m.var in needed or m.var in self.an.active):
-                self.kept.add(m.key)
+        while True:
+            self.kept = {m.key for m in self.markers.values()
+                         if m.var in needed or m.kind != "pop" and m.var in self.an.active}
+            resolved = self._resolve_markers(copy.deepcopy(adjoint))
+            now = names_read(resolved)
+            if now == needed:
+                break
+            needed = now
+        adjoint = resolved
         primal = self.primal_block(fn.body, 0)
-        adjoint = self._resolve_markers(adjoint)
         uses_tape = self.tape in names_read(primal)
         inits = []
         for m in self.markers.values():
@@ -405,11 +411,14 @@ class Reverse:
                 grads.append(val)
         out = grads[0] if len(grads) == 1 and not self.unit.tuple_wrt(self) else ast.Tuple(grads, ast.Load())
         if return_value:
-            out = ast.Tuple([copy.deepcopy(ret), out], ast.Load())
+            out = ast.Tuple([ast.Constant(None), out], ast.Load())
         doc = ast.Expr(ast.Constant(self._docstring()))
         body = [doc] + ([assign(self.tape, ast.List([], ast.Load()))] if uses_tape else []) + _dedupe(inits) + primal
-        if return_value:    # grad/value_and_grad: check the output, then seed its cotangent
-            body.append(assign(self.seed, rt("seed", copy.deepcopy(ret), N(self.seed))))
+        if return_value:    # grad/value_and_grad: keep the output, check it, then seed its cotangent
+            value = self.namer.fresh(fn.name + "_value")
+            body.append(assign(value, rt("snapshot", copy.deepcopy(ret))))
+            body.append(assign(self.seed, rt("seed", N(value), N(self.seed))))
+            out = ast.Tuple([N(value), out.elts[1]], ast.Load())
         if adjoint:
             body += [comment("adjoint sweep")] + seed_code + adjoint
         body.append(ast.Return(out))
