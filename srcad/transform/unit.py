@@ -141,7 +141,7 @@ class Unit:
                                      f"srcad transforms together; rename one of them")
                 env.setdefault(k, v)
         env.update(getattr(self, "extra_env", {}))
-        imports = ["import numpy as np", "import scipy", "import scipy.sparse", "import scipy.special"]
+        imports = ["import numpy as np"]
         supplied = {}
         for name in sorted(_free_names(functions) - defined):
             if name not in env:
@@ -151,6 +151,10 @@ class Unit:
             if line:
                 if line not in imports:
                     imports.append(line)
+                if isinstance(obj, types.ModuleType):   # scipy.special.x needs `import scipy.special`
+                    for sub in sorted(_submodules(name, obj, functions)):
+                        if f"import {sub}" not in imports:
+                            imports.append(f"import {sub}")
             else:
                 supplied[name] = obj
         imports.append("from srcad import runtime as rt")
@@ -201,3 +205,24 @@ def _import_line(name, obj):
             as_ = "" if obj.__name__ == name else f" as {name}"
             return f"from {cand} import {obj.__name__}{as_}"
     return None
+
+
+def _submodules(name, module, functions):
+    """Submodules reached through attribute chains on a module name (scipy.special.logsumexp)."""
+    out = set()
+    for f in functions:
+        for n in ast.walk(f):
+            if isinstance(n, ast.Attribute):
+                chain, node = [], n
+                while isinstance(node, ast.Attribute):
+                    chain.append(node.attr)
+                    node = node.value
+                if isinstance(node, ast.Name) and node.id == name and name == module.__name__:
+                    obj, path = module, [name]
+                    for attr in reversed(chain):
+                        obj = getattr(obj, attr, None)
+                        if not isinstance(obj, types.ModuleType):
+                            break
+                        path.append(attr)
+                        out.add(".".join(path))
+    return out
