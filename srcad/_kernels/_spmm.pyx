@@ -159,6 +159,7 @@ cdef inline void _spmm_t_col(const index_t* t_indptr, const index_t* t_rows,
             return
         if q + PREFETCH_AHEAD < nt_entries:  # past the column's end too
             _prefetch_row(G + <Py_ssize_t>t_rows[q + PREFETCH_AHEAD] * k, k)
+            SRCAD_PREFETCH(data + <Py_ssize_t>t_pos[q + PREFETCH_AHEAD])
         v = data[p]
         g = G + r * k
         for c in range(k):
