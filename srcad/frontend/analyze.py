@@ -49,6 +49,8 @@ class Analysis:
         self._classify_block(fn.body)
         self.active = self._active(set(wrt))
         self.useful = self._useful()
+        for op in self.ops.values():        # in program order: the first call with no rule is named
+            self.is_active(op)
 
     # -- classification ------------------------------------------------------------------
     def op(self, st):

@@ -325,6 +325,8 @@ class Normalizer:
 
     def s_For(self, st):
         it, target = st.iter, st.target
+        self.loop_rebinds = {n.id for b in st.body for n in ast.walk(b)
+                             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         found, obj = self.resolve(it.func) if isinstance(it, ast.Call) and self.is_global_ref(it.func) else (False, None)
         if found and obj is builtins.range:
             s, args = [], []
@@ -369,6 +371,10 @@ class Normalizer:
             n = parts[0][1] if len(parts) == 1 else ast.Call(name("min"), [p[1] for p in parts], [])
             return s, n, lambda k: ast.Tuple([p[2](k) for p in parts], ast.Load())
         s, seq = self.atom(it, "seq")
+        if isinstance(seq, ast.Name) and seq.id in self.loop_rebinds:
+            # `for t in v: v = ...` iterates over the original v: keep a reference to it
+            t = self.temp(seq.id + "_items")
+            s, seq = s + [assign(t, seq)], name(t)
         return s, ast.Call(name("len"), [seq], []), lambda k: ast.Subscript(seq, k, ast.Load())
 
 

@@ -70,10 +70,10 @@ defrule(scipy.special.logsumexp, "x, axis=None, b=None, keepdims=False",
 defrule(["op:MatMult", np.matmul, np.dot, ".dot"], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("x_dot @ y", "x @ y_dot"))
 defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "np.transpose(x_dot, axes)")
-defrule(".T", "x", "g.T", "x_dot.T")
+defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
          np.atleast_1d, np.atleast_2d],
-        "x, *shape, **kwargs", "np.reshape(g, np.shape(x))", "np.reshape(x_dot, np.shape(ans))")
+        "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)")
 defrule(".astype", "x, dtype, *args, **kwargs", "rt.as_cotangent(g, x)", "x_dot.astype(dtype)")
 defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
 defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",
@@ -104,13 +104,13 @@ defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum
         "np.cumsum(x_dot, axis=axis)")
 defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)")
 defrule([np.trace, ".trace"], "x", "g * np.eye(*np.shape(x))", "np.trace(x_dot)")
-defrule([np.outer], "x, y", ("np.reshape(g @ np.ravel(y), np.shape(x))", "np.reshape(np.ravel(x) @ g, np.shape(y))"),
+defrule([np.outer], "x, y", ("rt.reshape_like(rt.matmul_vjp_x(g, np.ravel(x), np.ravel(y)), x)", "rt.reshape_like(rt.matmul_vjp_y(g, np.ravel(x), np.ravel(y)), y)"),
         ("np.outer(x_dot, y)", "np.outer(x, y_dot)"))
 defrule([np.vstack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.hstack], "tup", "rt.joined_vjp(g, tup, 'h')", "np.hstack(rt.tangent_list(tup_dot, tup))")
-defrule([np.linalg.inv], "x", "-(ans.T @ g @ ans.T)", "-(ans @ x_dot @ ans)")
+defrule([np.linalg.inv], "x", "-rt.matmul_vjp_x(rt.matmul_vjp_y(g, ans, ans), ans, ans)", "-(ans @ x_dot @ ans)")
 defrule([np.linalg.det], "x", "g * ans * np.linalg.inv(x).T", "ans * np.trace(np.linalg.solve(x, x_dot))")
-defrule([np.linalg.solve], "a, b", ("rt.solve_vjp_a(g, a, ans)", "np.linalg.solve(np.swapaxes(a, -1, -2), g)"),
+defrule([np.linalg.solve], "a, b", ("rt.solve_vjp_a(g, a, ans)", "rt.solve_vjp_b(g, a)"),
         ("-np.linalg.solve(a, a_dot @ ans)", "np.linalg.solve(a, b_dot)"))
 defrule(["op:Mod", np.mod, np.remainder], "x, y", ("g", "-g * np.floor_divide(x, y)"),
         ("x_dot", "-y_dot * np.floor_divide(x, y)"), broadcast=True)

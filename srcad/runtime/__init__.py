@@ -306,6 +306,16 @@ def joined_vjp(g, tup, how):
     return [as_cotangent(np.reshape(p, np.shape(t)), t) for p, t in zip(parts, tup)]
 
 
+def solve_vjp_b(g, a):
+    """Cotangent of b in x = np.linalg.solve(a, b)."""
+    return g if _is_zero(g) else np.linalg.solve(np.swapaxes(a, -1, -2), g)
+
+
+def reshape_like(g, x):
+    """g reshaped to x's shape (the adjoint of every reshape, squeeze and expand_dims)."""
+    return g if _is_zero(g) else np.reshape(g, np.shape(x))
+
+
 def solve_vjp_a(g, a, ans):
     """Cotangent of a in x = np.linalg.solve(a, b)."""
     if _is_zero(g):

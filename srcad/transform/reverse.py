@@ -238,10 +238,15 @@ class Reverse:
         """Materialise, before a branch or loop, the cotangents its adjoint leaves live that were
         not live before: the other branch (or the next iteration) must find them defined."""
         newly = set()
-        for block in blocks:
-            after = set(live)
-            self.adjoint_block(block, after)
-            newly |= after - live
+        while True:     # a loop body can make a cotangent live that an earlier statement of the next
+            found = set()   # iteration reads, so repeat until nothing new turns up
+            for block in blocks:
+                after = live | newly
+                self.adjoint_block(block, after)
+                found |= after - live
+            if found <= newly:
+                break
+            newly |= found
         init = [assign(b, ast.Constant(0.0)) for b in sorted(newly)]
         live |= newly
         return init, newly

@@ -132,7 +132,7 @@ class Unit:
     # -- free names ------------------------------------------------------------------------
     def imports_and_env(self, functions):
         """Import lines for the modules the code names, and the objects srcad supplies itself."""
-        defined = {f.name for f in functions} | {"np", "rt", "scipy"}
+        defined = {f.name for f in functions} | {"np", "rt"}
         env = {}
         for p in self.parsed:
             for k, v in p.env.items():

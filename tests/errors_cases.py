@@ -1,0 +1,67 @@
+"""User functions that srcad must reject (or flag), used by test_errors.py."""
+import numpy as np
+import scipy.special
+
+
+def uses_try(x):
+    try:
+        y = np.sin(x)
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def uses_with(x):
+    with open("/dev/null") as fh:
+        y = x * 2
+    return np.sum(y)
+
+
+def uses_comprehension(x):
+    return sum([v ** 2 for v in x])
+
+
+def uses_lambda(x):
+    f = lambda v: v ** 2  # noqa: E731
+    return np.sum(f(x))
+
+
+def uses_global(x):
+    global COUNTER
+    COUNTER = 1
+    return np.sum(x)
+
+
+def uses_del(x):
+    y = x * 2
+    del y
+    return np.sum(x)
+
+
+def uses_yield(x):
+    yield np.sum(x)
+
+
+def uses_nested_def(x):
+    def inner(v):
+        return v * 2
+    return np.sum(inner(x))
+
+
+def opaque(v):
+    return v
+
+
+OPAQUE = np.frompyfunc(lambda v: v * 2.0, 1, 1)
+
+
+def calls_unknown(x):
+    return np.sum(scipy.special.erf(x) * x)
+
+
+def non_scalar(x):
+    return np.sin(x)
+
+
+def nan_grad(x):
+    return np.sum(np.sqrt(x))

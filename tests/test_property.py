@@ -1,0 +1,714 @@
+"""Property test: random programs, differentiated by srcad, against central finite differences.
+
+A hypothesis strategy writes the *source text* of a function
+
+    def prog(x, y):          # x, y: float64 arrays of shape (4,)
+        ...
+        return np.sum(...)
+
+from straight-line assignments of numpy operations, overwrites of existing variables
+(`v1 = np.cos(v1) + y`), augmented assignments, subscript writes into arrays that are fresh
+copies (`v2 = x.copy()`, `np.zeros(4)`), `if`/`else` on data-dependent conditions, `for` loops
+over `range`, over an array, `enumerate` and `zip`, `while` loops, `break`/`continue`, and early
+`return`. Each program is written to a temporary .py file and imported, so that srcad can read it
+with `inspect.getsource`; `srcad.grad(prog, wrt=(0, 1))` is then compared with central
+differences.
+
+Finite differences are only a sound reference away from kinks, so every program is also rendered
+in an *instrumented* form, where each kink site (a branch or `np.where` condition, `np.maximum`,
+`np.minimum`, `np.abs`, `np.clip`, `np.max`/`np.min` of an array) records how far its operands
+are from the kink. Inputs are drawn until every such distance is at least `MARGIN`; as a
+backstop, FD with two step sizes must agree. Programs that cannot be made well conditioned are
+rejected with `assume`.
+
+The statement kinds in use are listed in `FEATURES`; remove one while srcad does not support it
+yet. On failure the message shows the program, its inputs and both gradients.
+"""
+import contextlib
+import importlib.util
+import itertools
+import re
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, assume, event, given, note, settings
+from hypothesis import strategies as st
+
+import srcad
+from fdcheck import numerical_grad
+
+FEATURES = frozenset({
+    "if",            # if/else on a data-dependent condition
+    "for",           # for i in range(k)
+    "for_array",     # for t in v / enumerate(v) / zip(v, w)
+    "while",         # counter-controlled while loop
+    "break",         # if <cond>: break / continue, inside loops
+    "early_return",  # if <cond>: return np.sum(...)
+    "subscript",     # v[i % 4] = ..., v[1:3] += ..., reads v[j], v[[2, 0, 3, 1]], v[::-1]
+    "augassign",     # v += ..., v *= ...
+    "kinks",         # np.maximum, np.minimum, np.abs, np.clip, np.where, np.max, np.min
+})
+
+N = 4                 # every array in a program has shape (N,)
+MARGIN = 1e-3         # minimum distance of every kink site from its kink
+INPUT_TRIES = 8       # input draws per program before the program is rejected
+MAX_MAGNITUDE = 1e5   # reject programs whose value or gradient exceeds this
+
+ARR, SCAL = "arr", "scal"
+
+
+# =============================================================================================
+# Program generator
+# =============================================================================================
+
+@dataclass(frozen=True)
+class E:
+    """An expression: its plain and instrumented source text, and its kind (ARR or SCAL)."""
+    plain: str
+    instr: str
+    kind: str
+
+
+def _call(fname, *args, kind=None):
+    kind = kind or (ARR if any(a.kind == ARR for a in args) else SCAL)
+    return E(f"{fname}({', '.join(a.plain for a in args)})",
+             f"{fname}({', '.join(a.instr for a in args)})", kind)
+
+
+def _kink(np_name, kname, *args, extra="", kind=None, instrument=True):
+    """`np.<np_name>(args)` in the program, `_k.<kname>(args)` in the instrumented copy."""
+    kind = kind or (ARR if any(a.kind == ARR for a in args) else SCAL)
+    inner_p = ", ".join(a.plain for a in args) + extra
+    inner_i = ", ".join(a.instr for a in args) + extra
+    return E(f"np.{np_name}({inner_p})",
+             f"_k.{kname}({inner_i})" if instrument else f"np.{np_name}({inner_i})", kind)
+
+
+def _fmt(template, *args, kind=None):
+    """Fill `{0}`, `{1}`, ... of a template with the operands' text."""
+    kind = kind or (ARR if any(a.kind == ARR for a in args) else SCAL)
+    return E(template.format(*(a.plain for a in args)),
+             template.format(*(a.instr for a in args)), kind)
+
+
+def _const(text):
+    return E(text, text, SCAL)
+
+
+class _Frame:
+    """A loop being generated: its integer index (if any) and whether it may jump."""
+
+    def __init__(self, index):
+        self.index = index
+        self.jumps = False
+
+
+class _Builder:
+    def __init__(self, draw):
+        self.draw = draw
+        self.env = {"x": ARR, "y": ARR}    # live variables and their kinds
+        self.params = {"x", "y"}          # never written in place (they are the caller's)
+        self.iterated = set()             # arrays a for-loop is iterating over right now
+        self.order = ["x", "y"]           # definition order, for the return expression
+        self.active = {"x", "y"}          # may depend on the inputs (an over-estimate)
+        self.counter = itertools.count(1)
+        self.loops = []                   # stack of _Frame
+        self.plain, self.instr = [], []
+        self.features = set()
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def choose(self, options):
+        return self.draw(st.sampled_from(options))
+
+    def coin(self, p_true=0.5):
+        return self.draw(st.integers(0, 99)) < int(100 * p_true)
+
+    def new_name(self, prefix="v"):
+        return f"{prefix}{next(self.counter)}"
+
+    def line(self, depth, plain, instr=None):
+        pad = "    " * (depth + 1)
+        self.plain.append(pad + plain)
+        self.instr.append(pad + (plain if instr is None else instr))
+
+    def vars_of(self, kind):
+        return [v for v, k in self.env.items() if k == kind]
+
+    def writable_arrays(self):
+        return [v for v in self.vars_of(ARR) if v not in self.params and v not in self.iterated]
+
+    def mark(self, name, *texts):
+        """`name` becomes active if any of `texts` mentions an active variable."""
+        for text in texts:
+            if self.active & set(re.findall(r"[A-Za-z_]\w*", text)):
+                self.active.add(name)
+
+    def is_active(self, *exprs):
+        return any(self.active & set(re.findall(r"[A-Za-z_]\w*", e.plain)) for e in exprs)
+
+    def kink(self, np_name, kname, *args, extra="", kind=None):
+        """A kink site; instrumented only if it may depend on the inputs (else it is a constant
+        of the program, wherever it sits)."""
+        return _kink(np_name, kname, *args, extra=extra, kind=kind,
+                     instrument=self.is_active(*args))
+
+    def define(self, name, kind):
+        self.env[name] = kind
+        if name in self.order:
+            self.order.remove(name)
+        self.order.append(name)
+
+    # --- expressions ---------------------------------------------------------------------
+
+    def index_expr(self):
+        """An index into a length-N array: a constant, or derived from a loop index."""
+        ints = [f.index for f in self.loops if f.index is not None]
+        if ints and self.coin(0.7):
+            i = self.choose(ints)
+            return self.choose([f"{i} % {N}", f"({i} + 1) % {N}", f"({N - 1} - {i} % {N})"])
+        return str(self.draw(st.integers(0, N - 1)))
+
+    def arr_leaf(self):
+        return E(*(2 * [self.choose(self.vars_of(ARR))]), ARR)
+
+    def scal_leaf(self):
+        options = ["reduce"]
+        if self.vars_of(SCAL):
+            options += ["var", "var"]
+        if "subscript" in FEATURES:
+            options.append("item")
+        pick = self.choose(options)
+        if pick == "var":
+            return E(*(2 * [self.choose(self.vars_of(SCAL))]), SCAL)
+        if pick == "item":
+            return _fmt("{0}[" + self.index_expr() + "]", self.arr_leaf(), kind=SCAL)
+        return self.reduction(0)
+
+    def reduction(self, depth):
+        a = self.arr_expr(depth)
+        forms = ["sum", "mean", "dot", "matmul", "prod_cos", "method_sum", "lse"]
+        if "kinks" in FEATURES:
+            forms += ["max", "min", "method_max"]
+        form = self.choose(forms)
+        if form == "sum":
+            return _call("np.sum", a, kind=SCAL)
+        if form == "mean":
+            return _call("np.mean", a, kind=SCAL)
+        if form == "dot":
+            return _call("np.dot", a, self.arr_leaf(), kind=SCAL)
+        if form == "matmul":
+            return _fmt("({0} @ {1})", a, self.arr_leaf(), kind=SCAL)
+        if form == "prod_cos":
+            return _fmt("np.prod(np.cos({0}))", a, kind=SCAL)
+        if form == "method_sum":
+            return _fmt("{0}.sum()", self.arr_leaf(), kind=SCAL)
+        if form == "lse":
+            return _call("scipy.special.logsumexp", a, kind=SCAL)
+        if form == "max":
+            return self.kink("max", "amax", a, kind=SCAL)
+        if form == "min":
+            return self.kink("min", "amin", a, kind=SCAL)
+        leaf = self.arr_leaf()
+        if not self.is_active(leaf):
+            return _fmt("{0}.max()", leaf, kind=SCAL)
+        return E(f"{leaf.plain}.max()", f"_k.amax({leaf.instr})", SCAL)
+
+    def condition(self):
+        """`<scalar> > c` (plain) and `_k.gt(<scalar>, c)` (instrumented)."""
+        lhs = self.scal_expr(1)
+        c = self.choose(["-0.45", "-0.1", "0.05", "0.2", "0.35"])
+        if not self.is_active(lhs):
+            return f"{lhs.plain} > {c}", f"{lhs.instr} > {c}"
+        return f"{lhs.plain} > {c}", f"_k.gt({lhs.instr}, {c})"
+
+    def arr_expr(self, depth):
+        if depth <= 0 or self.coin(0.3):
+            return self.arr_leaf()
+        d = depth - 1
+        forms = ["unary"] * 3 + ["binary"] * 3 + ["scalar_mix"] * 2 + ["smooth", "structural"]
+        if "kinks" in FEATURES:
+            forms.append("kink")
+        if any(f.index is not None for f in self.loops):
+            forms.append("loop_index")
+        form = self.choose(forms)
+        if form == "unary":
+            fn = self.choose(["np.sin", "np.cos", "np.tanh", "np.arctan", "-"])
+            a = self.arr_expr(d)
+            return _fmt("(-{0})", a) if fn == "-" else _call(fn, a)
+        if form == "binary":
+            a, b = self.arr_expr(d), self.arr_expr(d)
+            template = self.choose([
+                "({0} + {1})", "({0} - {1})", "({0} * {1})", "(np.sin({0}) * {1})",
+                "({0} / (2.0 + np.sin({1})))", "((1.5 + np.cos({0})) ** np.sin({1}))",
+                "(0.5 * {0} + {1})",
+            ])
+            return _fmt(template, a, b)
+        if form == "scalar_mix":
+            a, s = self.arr_expr(d), self.scal_expr(d)
+            template = self.choose(["({0} * {1})", "({1} - {0})", "({0} + np.tanh({1}))",
+                                    "({0} / (1.0 + {1} * {1}))"])
+            return _fmt(template, a, s, kind=ARR)
+        if form == "smooth":
+            a = self.arr_expr(d)
+            template = self.choose(["np.exp(0.3 * np.tanh({0}))", "np.exp(0.3 * {0})",
+                                    "np.log1p({0} * {0})", "np.sqrt(1.0 + {0} * {0})",
+                                    "({0} ** 2)", "np.log(1.5 + np.sin({0}))",
+                                    "np.expm1(0.2 * {0})"])
+            return _fmt(template, a)
+        if form == "structural":
+            a, b = self.arr_expr(d), self.arr_expr(d)
+            options = [
+                "np.sum(np.stack([{0}, {1}]), axis=0)",
+                "np.mean(np.stack([{0}, {1}], axis=1), axis=1)",
+                "({0}.reshape(2, 2) @ {1}.reshape(2, 2)).reshape(-1)",
+                "np.dot({0}.reshape(2, 2).T, {1}.reshape(2, 2)).reshape(4)",
+                "np.concatenate([{0}[:2] * {1}[2:], {0}[2:]])",
+                "(np.transpose({0}.reshape(2, 2)).reshape(-1) * {1})",
+            ]
+            if "subscript" in FEATURES:
+                options += ["({0}[::-1] * {1})", "({0}[[2, 0, 3, 1]] + {1})",
+                            "np.concatenate([{0}[1:], {1}[:1]])"]
+            return _fmt(self.choose(options), a, b)
+        if form == "loop_index":
+            i = self.choose([f.index for f in self.loops if f.index is not None])
+            a = self.arr_expr(d)
+            return _fmt(self.choose(["({0} * (1.0 + 0.1 * " + i + "))",
+                                     "({0} + 0.1 * " + i + ")"]), a)
+        # kinks
+        a, b = self.arr_expr(d), self.arr_expr(d)
+        pick = self.choose(["maximum", "minimum", "abs", "clip", "where"])
+        if pick in ("maximum", "minimum"):
+            if a.plain == b.plain:
+                # np.maximum(v, v) is exactly v; the tie rule (0.5 + 0.5) gives its derivative.
+                return _call("np." + pick, a, b)
+            return self.kink(pick, pick, a, b)
+        if pick == "abs":
+            return self.kink("abs", "abs", a)
+        if pick == "clip":
+            return self.kink("clip", "clip", a, extra=", -0.45, 0.45")
+        c = self.choose(["0.05", "0.3", "-0.2"])
+        gt = "_k.gt({0}, " + c + ")" if self.is_active(a) else "({0} > " + c + ")"
+        return E(f"np.where({a.plain} > {c}, {b.plain}, 0.5 * {a.plain})",
+                 f"np.where({gt.format(a.instr)}, {b.instr}, 0.5 * {a.instr})", ARR)
+
+    def scal_expr(self, depth):
+        if depth <= 0 or self.coin(0.4):
+            return self.scal_leaf()
+        d = depth - 1
+        form = self.choose(["reduce", "reduce", "unary", "binary"])
+        if form == "reduce":
+            return self.reduction(d)
+        if form == "unary":
+            return _fmt(self.choose(["np.sin({0})", "np.tanh({0})", "({0} * {0})",
+                                     "np.cos(0.5 * {0})", "np.exp(0.2 * np.tanh({0}))"]),
+                        self.scal_expr(d))
+        a, b = self.scal_expr(d), self.scal_expr(d)
+        return _fmt(self.choose(["({0} + {1})", "({0} * {1})", "({0} - 0.5 * {1})"]), a, b)
+
+    def expr(self, kind, depth=2):
+        return self.arr_expr(depth) if kind == ARR else self.scal_expr(depth)
+
+    # --- statements ----------------------------------------------------------------------
+
+    def statement(self, depth):
+        kinds = ["assign"] * 5 + ["overwrite"] * 4 + ["init"]
+        writable = self.writable_arrays()
+        if "augassign" in FEATURES:
+            kinds += ["augassign"]
+        if "subscript" in FEATURES:
+            kinds += ["copy"]
+            if writable:
+                kinds += ["subwrite"] * (3 if self.loops else 1)
+        if depth < 2:
+            if "if" in FEATURES:
+                kinds += ["if"] * 2
+            if "for" in FEATURES:
+                kinds += ["for"] * 2
+            if "for_array" in FEATURES:
+                kinds += ["for_array"]
+            if "while" in FEATURES:
+                kinds += ["while"]
+        if self.loops and "break" in FEATURES:
+            kinds += ["jump"]
+        if depth == 0 and "early_return" in FEATURES:
+            kinds += ["early_return"]
+        getattr(self, "st_" + self.choose(kinds))(depth)
+
+    def body(self, depth, lo=1, hi=3):
+        for _ in range(self.draw(st.integers(lo, hi))):
+            self.statement(depth)
+
+    def st_assign(self, depth, name=None, kind=None):
+        kind = kind or (ARR if self.coin(0.7) else SCAL)
+        name = name or self.new_name()
+        e = self.expr(kind)
+        if e.plain.isidentifier():
+            # Never `v = w`: an alias, then written in place, would change `w` (or an input).
+            e = _call("np.sin", e)
+        self.line(depth, f"{name} = {e.plain}", f"{name} = {e.instr}")
+        self.define(name, kind)
+        self.mark(name, e.plain)
+
+    def st_init(self, depth):
+        name = self.new_name()
+        if self.coin():
+            self.line(depth, f"{name} = 0.0")
+            self.define(name, SCAL)
+        else:
+            self.line(depth, f"{name} = np.zeros({N})")
+            self.define(name, ARR)
+
+    def st_copy(self, depth):
+        name = self.new_name()
+        src = self.choose(self.vars_of(ARR))
+        text = self.choose([f"{src}.copy()", f"np.zeros({N})", f"np.ones({N}) * 0.5"])
+        self.line(depth, f"{name} = {text}")
+        self.define(name, ARR)
+        self.mark(name, text)
+
+    def st_overwrite(self, depth):
+        # Any variable, parameters and loop variables included: rebinding never writes into
+        # the old value (not even into an array a loop is iterating over).
+        name = self.choose(sorted(self.env))
+        kind = self.env[name]
+        me = E(name, name, kind)
+        self_part = _fmt(self.choose(["np.cos({0})", "np.sin({0})", "0.9 * {0}",
+                                      "np.tanh({0})"]), me)
+        e = self.expr(kind, 1)
+        rhs = _fmt(self.choose(["{0} + {1}", "{0} * {1}", "{0} - 0.5 * {1}"]), self_part, e)
+        self.line(depth, f"{name} = {rhs.plain}", f"{name} = {rhs.instr}")
+        self.define(name, kind)
+        self.mark(name, rhs.plain)
+
+    def st_augassign(self, depth):
+        candidates = [v for v in self.env if v not in self.params and v not in self.iterated]
+        if not candidates:
+            return self.st_assign(depth)
+        name = self.choose(candidates)
+        kind = self.env[name]
+        op = self.choose(["+=", "-=", "*="])
+        e = self.expr(kind if kind == SCAL else self.choose([ARR, SCAL]), 1)
+        if op == "*=":
+            e = _fmt("np.cos({0})", e)
+        self.line(depth, f"{name} {op} {e.plain}", f"{name} {op} {e.instr}")
+        self.mark(name, e.plain)
+        self.features.add("augassign")
+
+    def st_subwrite(self, depth):
+        name = self.choose(self.writable_arrays())
+        other = self.arr_leaf()
+        form = self.choose(["item", "item", "slice", "slice_aug"])
+        if form == "item":
+            idx = self.index_expr()
+            if self.coin():
+                s = self.scal_expr(1)
+                self.line(depth, f"{name}[{idx}] = {s.plain}", f"{name}[{idx}] = {s.instr}")
+            else:
+                j = self.index_expr()
+                self.line(depth, f"{name}[{idx}] = {name}[{idx}] * 0.9 + {other.plain}[{j}]")
+        elif form == "slice":
+            s = self.scal_expr(0)
+            self.line(depth, f"{name}[1:3] = {name}[1:3] * 0.5 + {other.plain}[0:2] * {s.plain}",
+                      f"{name}[1:3] = {name}[1:3] * 0.5 + {other.instr}[0:2] * {s.instr}")
+        else:
+            self.line(depth, f"{name}[2:] += np.sin({other.plain}[:2])")
+        self.mark(name, self.plain[-1].split("=", 1)[1])
+        self.features.add("subscript")
+
+    def _branch(self, depth, forced=None):
+        """Generate a branch body; return the variables it newly defined, with kinds."""
+        saved_env, saved_order = dict(self.env), list(self.order)
+        self.body(depth + 1, 1, 2)
+        for name, kind in (forced or {}).items():
+            if self.env.get(name) != kind:
+                self.st_assign(depth + 1, name=name, kind=kind)
+        new = {v: k for v, k in self.env.items() if v not in saved_env}
+        self.env, self.order = saved_env, saved_order
+        return new
+
+    def st_if(self, depth):
+        cond_p, cond_i = self.condition()
+        self.line(depth, f"if {cond_p}:", f"if {cond_i}:")
+        new = self._branch(depth)
+        if self.coin(0.75):
+            self.line(depth, "else:")
+            self._branch(depth, forced=new)
+            for name, kind in new.items():       # defined on both paths: live after the if
+                self.define(name, kind)
+        self.features.add("if")
+
+    @contextlib.contextmanager
+    def _loop(self, depth, header, index, bound=()):
+        """Emit a loop header; the body is generated inside the `with` block.
+
+        `bound` lists the loop's own variables (kept out of the environment after the loop).
+        Variables first defined in the body stay live after the loop (every loop runs at least
+        once) unless the body can `break` or `continue` before reaching them.
+        """
+        self.line(depth, header)
+        frame = _Frame(index)
+        self.loops.append(frame)
+        saved_env, saved_order = dict(self.env), list(self.order)
+        for name, kind in bound:
+            self.env[name] = kind
+            self.mark(name, header.split(" in ", 1)[1])
+        try:
+            yield
+        finally:
+            self.loops.pop()
+        new = {v: k for v, k in self.env.items() if v not in saved_env}
+        self.env, self.order = saved_env, saved_order
+        if not frame.jumps:                      # the body ran to its end at least once
+            for name, kind in new.items():
+                if name not in dict(bound):
+                    self.define(name, kind)
+
+    def st_for(self, depth):
+        i = self.new_name("i")
+        k = self.draw(st.integers(1, 4))
+        with self._loop(depth, f"for {i} in range({k}):", i):
+            self.body(depth + 1, 1, 3)
+        self.features.add("for")
+
+    def st_for_array(self, depth):
+        arr = self.choose(self.vars_of(ARR))
+        t = self.new_name("t")
+        form = self.choose(["plain", "enumerate", "zip"])
+        if form == "plain":
+            header, index, bound = f"for {t} in {arr}:", None, [(t, SCAL)]
+        elif form == "enumerate":
+            i = self.new_name("i")
+            header, index, bound = f"for {i}, {t} in enumerate({arr}):", i, [(t, SCAL)]
+        else:
+            other = self.choose(self.vars_of(ARR))
+            u = self.new_name("u")
+            header, index, bound = f"for {t}, {u} in zip({arr}, {other}):", None, \
+                [(t, SCAL), (u, SCAL)]
+        # No in-place writes to an array while a loop iterates over it (rebinding is fine).
+        saved = set(self.iterated)
+        self.iterated |= {arr} | ({other} if form == "zip" else set())
+        with self._loop(depth, header, index, bound):
+            self.body(depth + 1, 1, 3)
+        self.iterated = saved
+        self.features.add("for_array")
+
+    def st_while(self, depth):
+        j = self.new_name("j")
+        k = self.draw(st.integers(1, 4))
+        self.line(depth, f"{j} = 0")
+        with self._loop(depth, f"while {j} < {k}:", j):
+            self.line(depth + 1, f"{j} += 1")
+            self.body(depth + 1, 1, 3)
+        self.features.add("while")
+
+    def st_jump(self, depth):
+        cond_p, cond_i = self.condition()
+        word = self.choose(["break", "continue"])
+        self.line(depth, f"if {cond_p}:", f"if {cond_i}:")
+        self.line(depth + 1, word)
+        self.loops[-1].jumps = True
+        self.features.add(word)
+
+    def st_early_return(self, depth):
+        cond_p, cond_i = self.condition()
+        e = self.return_expr()
+        self.line(depth, f"if {cond_p}:", f"if {cond_i}:")
+        self.line(depth + 1, f"return np.sum({e.plain})", f"return np.sum({e.instr})")
+        self.features.add("early_return")
+
+    def return_expr(self):
+        """A combination of the most recently defined variables (and maybe older ones)."""
+        recent = [v for v in reversed(self.order) if v in self.env]
+        first = [v for v in recent if v in self.active][:1] or recent[:1]
+        names = first + [self.choose(recent) for _ in range(self.draw(st.integers(0, 2)))]
+        terms = []
+        for name in names:
+            leaf = E(name, name, self.env[name])
+            template = self.choose(["{0}", "{0}", "np.sin({0})", "({0} * {0})"])
+            terms.append(_fmt(template, leaf))
+        out = terms[0]
+        for t in terms[1:]:
+            out = _fmt(self.choose(["{0} + {1}", "{0} * {1}"]), out, t)
+        return out
+
+    def build(self):
+        self.body(0, 3, 7)
+        e = self.return_expr()
+        self.line(0, f"return np.sum({e.plain})", f"return np.sum({e.instr})")
+        header = "import numpy as np\nimport scipy.special\n\n\ndef prog(x, y):\n"
+        return Program(header + "\n".join(self.plain) + "\n",
+                       header + "\n".join(self.instr) + "\n", frozenset(self.features))
+
+
+class Program:
+    """A generated program (not a dataclass, so that hypothesis prints it briefly)."""
+
+    def __init__(self, source, instrumented, features):
+        self.source = source              # what srcad differentiates
+        self.instrumented = instrumented  # the same program calling `_k` at every kink site
+        self.features = features
+
+    def __repr__(self):  # shown in "Falsifying example"; the source itself is in the message
+        return f"Program(<{len(self.source.splitlines())} lines, printed above>)"
+
+
+@st.composite
+def programs(draw):
+    return _Builder(draw).build()
+
+
+# =============================================================================================
+# Reference side: kink distances, inputs, finite differences
+# =============================================================================================
+
+class _Kinks:
+    """Evaluates kink sites like numpy does and records their smallest distance to the kink."""
+
+    def __init__(self):
+        self.margin = np.inf
+
+    def _note(self, d):
+        d = np.min(np.abs(d)) if np.size(d) else np.inf
+        self.margin = min(self.margin, float(d))
+
+    def gt(self, a, c):
+        self._note(np.asarray(a) - c)
+        return a > c
+
+    def maximum(self, a, b):
+        self._note(np.asarray(a) - b)
+        return np.maximum(a, b)
+
+    def minimum(self, a, b):
+        self._note(np.asarray(a) - b)
+        return np.minimum(a, b)
+
+    def abs(self, a):
+        self._note(a)
+        return np.abs(a)
+
+    def clip(self, a, lo, hi):
+        self._note(np.asarray(a) - lo)
+        self._note(np.asarray(a) - hi)
+        return np.clip(a, lo, hi)
+
+    def amax(self, a):
+        s = np.sort(np.ravel(a))
+        if s.size > 1:
+            self._note(s[-1] - s[-2])
+        return np.max(a)
+
+    def amin(self, a):
+        s = np.sort(np.ravel(a))
+        if s.size > 1:
+            self._note(s[1] - s[0])
+        return np.min(a)
+
+
+def _instrumented_function(program):
+    ns = {}
+    exec(compile(program.instrumented, "<instrumented prog>", "exec"), ns)
+    return ns
+
+
+def find_inputs(program, seed):
+    """Inputs (x, y) at which every kink site is at least MARGIN away, and the program's value
+    there (from the instrumented copy), or None."""
+    ns = _instrumented_function(program)
+    for attempt in range(INPUT_TRIES):
+        rng = np.random.default_rng([seed, attempt])
+        x, y = rng.uniform(-1.5, 1.5, (2, N))
+        kinks = _Kinks()
+        ns["_k"] = kinks
+        try:
+            with np.errstate(all="raise"):
+                value = ns["prog"](x.copy(), y.copy())
+        except FloatingPointError:
+            continue
+        if kinks.margin >= MARGIN and np.isfinite(value) and abs(value) < MAX_MAGNITUDE:
+            return x, y, value
+    return None
+
+
+_module_ids = itertools.count()
+
+
+def import_program(source, directory):
+    """Write `source` to a fresh .py file in `directory` and import it (unique module name)."""
+    name = f"srcad_prop_prog_{next(_module_ids)}"
+    path = directory / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _describe(program, x, y, fd=None, got=None):
+    parts = ["program:", program.source,
+             f"x = np.array({x.tolist()!r})", f"y = np.array({y.tolist()!r})"]
+    if fd is not None:
+        parts.append(f"finite differences: {[g.tolist() for g in fd]}")
+    if got is not None:
+        shown = [g.tolist() if isinstance(g, np.ndarray) else g for g in got] \
+            if isinstance(got, tuple) else got
+        parts.append(f"srcad.grad:         {shown!r}")
+    return "\n".join(parts)
+
+
+# =============================================================================================
+# The property
+# =============================================================================================
+
+@pytest.fixture(scope="module")
+def prog_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("srcad_property_programs")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.data_too_large, HealthCheck.large_base_example])
+@given(program=programs(), seed=st.integers(0, 2 ** 32 - 1))
+def test_random_program_gradient(program, seed, prog_dir):
+    note(program.source)
+    for feature in sorted(program.features):
+        event(f"feature: {feature}")
+
+    inputs = find_inputs(program, seed)
+    assume(inputs is not None)
+    x, y, value = inputs
+
+    module = import_program(program.source, prog_dir)
+    try:
+        prog = module.prog
+        assert prog(x.copy(), y.copy()) == value, "generator bug: instrumented copy differs"
+        fd = [numerical_grad(prog, (x, y), k, eps=1e-6) for k in (0, 1)]
+        # Backstop against kinks the instrumentation missed: a second, larger step must agree.
+        fd_large = [numerical_grad(prog, (x, y), k, eps=1e-4) for k in (0, 1)]
+        scale = max(1.0, *(float(np.max(np.abs(g))) for g in fd))
+        assume(scale < MAX_MAGNITUDE)
+        assume(all(np.allclose(a, b, rtol=1e-4, atol=1e-5 * scale) for a, b in zip(fd, fd_large)))
+
+        x_in, y_in = x.copy(), y.copy()
+        try:
+            got = srcad.grad(prog, wrt=(0, 1))(x_in, y_in)
+        except Exception as exc:
+            raise AssertionError(
+                f"srcad.grad raised {type(exc).__name__}: {exc}\n" + _describe(program, x, y)
+            ) from exc
+
+        msg = _describe(program, x, y, fd, got)
+        assert np.array_equal(x_in, x) and np.array_equal(y_in, y), (
+            "srcad.grad modified its input arrays\n" + msg)
+        assert isinstance(got, tuple) and len(got) == 2, "wrt=(0, 1) must give a 2-tuple\n" + msg
+        for g, want in zip(got, fd):
+            assert isinstance(g, np.ndarray) and g.shape == (N,) and g.dtype == np.float64, (
+                f"gradient should be a float64 array of shape ({N},), got {g!r}\n" + msg)
+            np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6 * scale, err_msg=msg)
+    finally:
+        sys.modules.pop(module.__name__, None)
