@@ -168,3 +168,37 @@ def emit(f, mode="reverse", wrt=0):
         raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     text, _, _ = cached_text((f, mode, _key_wrt(wrt), (), "plain"), lambda: _build(f, mode, wrt))
     return text
+
+
+def jvp(f, primals, tangents):
+    """(f(*primals), tangent of the output) from generated forward-mode code; one tangent per primal."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise SrcadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents")
+    idx = tuple(k for k, a in enumerate(primals) if _differentiable_arg(a))
+    if not idx:
+        y = f(*primals)
+        return y, rt.zeros_like(y)
+    mod = _module(f, "forward", idx)
+    fn = getattr(mod, mod.srcad_main)
+    dots = {}
+    names = _params(f)
+    for k in idx:
+        t = tangents[k]
+        if np.shape(t) != np.shape(primals[k]) and not sp.issparse(primals[k]):
+            raise SrcadError(f"the tangent of argument {k} ({names[k]}) has shape {np.shape(t)}, "
+                             f"but the argument has shape {np.shape(primals[k])}")
+        dots[names[k] + "_dot"] = t
+    return _call_jvp(fn, primals, dots)
+
+
+def _call_jvp(fn, primals, dots):
+    sig = inspect.signature(fn)
+    pos = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_OR_KEYWORD]
+    kw = {}
+    args = list(primals)
+    for p in pos[len(primals):]:
+        if p.name in dots:
+            args.append(dots.pop(p.name))
+    kw.update(dots)
+    return fn(*args, **kw)

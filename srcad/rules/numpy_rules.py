@@ -68,7 +68,7 @@ defrule(scipy.special.logsumexp, "x, axis=None, b=None, keepdims=False",
 
 # ---- linear algebra and shapes -----------------------------------------------------------
 defrule(["op:MatMult", np.matmul, np.dot, ".dot"], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
-        ("x_dot @ y", "x @ y_dot"))
+        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), primal="rt.matmul(x, y)")
 defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "np.transpose(x_dot, axes)")
 defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
@@ -104,7 +104,7 @@ defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum
         "np.cumsum(x_dot, axis=axis)")
 defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)")
 defrule([np.trace, ".trace"], "x", "g * np.eye(*np.shape(x))", "np.trace(x_dot)")
-defrule([np.outer], "x, y", ("rt.reshape_like(rt.matmul_vjp_x(g, np.ravel(x), np.ravel(y)), x)", "rt.reshape_like(rt.matmul_vjp_y(g, np.ravel(x), np.ravel(y)), y)"),
+defrule([np.outer], "x, y", ("rt.outer_vjp(g, x, y)", "rt.outer_vjp(rt.transpose_vjp(g), y, x)"),
         ("np.outer(x_dot, y)", "np.outer(x, y_dot)"))
 defrule([np.vstack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.hstack], "tup", "rt.joined_vjp(g, tup, 'h')", "np.hstack(rt.tangent_list(tup_dot, tup))")

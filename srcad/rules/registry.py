@@ -23,6 +23,8 @@ class Rule:
     user_vjp: object = None     # register_vjp rule: rule(*args, **kw) -> (y, pullback)
     user_jvp: object = None     # register_jvp rule: rule(primals, tangents) -> (y, y_dot)
     needs_ans: bool = False     # some adjoint template reads the result
+    primal: object = None       # how generated code computes the result, if not as the user wrote it
+    jvp_join: bool = False      # tangent pieces are added with rt.add (containers), not +
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -46,8 +48,9 @@ def _mentions(tree, name):
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
 
 
-def defrule(keys, params, vjp=(), jvp=(), broadcast=False):
-    """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params."""
+def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False):
+    """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params;
+    `primal`, a template for how the generated code computes the result (e.g. through a kernel)."""
     sig = _signature(params)
     names = list(sig.parameters)
     vjp = (vjp,) if isinstance(vjp, str) else tuple(vjp)
@@ -62,7 +65,7 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False):
     rule.needs_ans = any(_mentions(t, "ans") for t in rule.vjp.values())
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         _TABLE[key] = Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
-                           needs_ans=rule.needs_ans)
+                           needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join)
 
 
 def defnondiff(keys, params="*args, **kwargs"):

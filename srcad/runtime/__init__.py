@@ -109,8 +109,11 @@ def zeros_like(x):
     """A zero derivative of x's kind, materialised (for tangents that must have x's shape)."""
     if _is_seq(x):
         return [zeros_like(v) for v in x]
-    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+    if x is None or isinstance(x, (numbers.Number, str)) and not isinstance(x, np.generic):
         return 0.0
+    if sp.issparse(x):
+        from .sparse_ops import sparse_finalize
+        return sparse_finalize(0.0, x)
     return np.zeros(np.shape(x), _float_dtype(x))
 
 
@@ -311,6 +314,11 @@ def solve_vjp_b(g, a):
     return g if _is_zero(g) else np.linalg.solve(np.swapaxes(a, -1, -2), g)
 
 
+def outer_vjp(g, x, y):
+    """Cotangent of x in np.outer(x, y)."""
+    return g if _is_zero(g) else np.reshape(g @ np.ravel(y), np.shape(x))
+
+
 def reshape_like(g, x):
     """g reshaped to x's shape (the adjoint of every reshape, squeeze and expand_dims)."""
     return g if _is_zero(g) else np.reshape(g, np.shape(x))
@@ -325,6 +333,14 @@ def solve_vjp_a(g, a, ans):
 
 
 # ---- linear algebra and shapes -------------------------------------------------------------
+def matmul(x, y):
+    """x @ y, through srcad's compiled kernel when x is a scipy sparse matrix."""
+    if sp.issparse(x):
+        from .sparse_ops import sparse_matmul
+        return sparse_matmul(x, y)
+    return x @ y
+
+
 def matmul_vjp_x(g, x, y):
     """Cotangent of x in x @ y (1-D and 2-D operands, either side sparse)."""
     if _is_zero(g):

@@ -180,6 +180,8 @@ class Reverse:
             if template is None:
                 fn, line, col = self.parsed.where(op.node)
                 raise MissingRuleError(f"{ast.unparse(op.rhs)} (argument `{p}`)", fn, line, col)
+            if isinstance(template, ast.Constant) and template.value == 0:
+                continue        # this argument only lends its shape
             expr = instantiate(template, mapping)
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
             if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others):
@@ -332,7 +334,7 @@ class Reverse:
                 if op.rule is not None and op.rule.user_vjp is not None and id(st) in self.pullbacks:
                     out += self.primal_user_rule(op, depth)
                 else:
-                    out.append(copy.deepcopy(st))
+                    out.append(primal_statement(op))
         return out
 
     def primal_user_rule(self, op, depth):
@@ -516,3 +518,12 @@ def _drop_empty(stmts):
             continue
         cleaned.append(st)
     return cleaned
+
+
+def primal_statement(op):
+    """The statement as the generated code runs it: as written, or through the rule's primal
+    template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
+    if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
+        mapping = bound_mapping(op.rule, op.bound)
+        return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
+    return copy.deepcopy(op.node)

@@ -81,6 +81,30 @@ class Unit:
         self.functions.append(out)
         return out, seed
 
+    # -- forward mode ----------------------------------------------------------------------
+    def forward(self, func, wrt, name=None):
+        from .forward import Forward
+        parsed, fn, normalizer = prepare(func)
+        self.parsed.append(parsed)
+        wrt_names = wrt_names_of(fn, wrt)
+        an = Analysis(fn, parsed, normalizer.locals, wrt_names)
+        an.check_mutations()
+        name = name or self.fresh(fn.name + "_jvp")
+        self.names.add(name)
+        out = Forward(fn, an, parsed, normalizer.namer, wrt_names, self).run(name)
+        self.functions.append(out)
+        return out, wrt_names
+
+    def callee_jvp(self, func, act_params):
+        key = ("jvp", func, act_params)
+        if key not in self.callees:
+            self.add_primal(func)
+            name = self.fresh(func.__name__ + "_jvp")
+            self.callees[key] = name
+            idx = tuple(list(inspect.signature(func).parameters).index(p) for p in act_params)
+            self.forward(func, idx if len(idx) > 1 else idx[0], name=name)
+        return self.callees[key]
+
     def bind_callee(self, func, call):
         """The callee's parameter names and the call's argument atoms, in parameter order."""
         sig = inspect.signature(func)

@@ -1,0 +1,180 @@
+"""forward: the tangent of a normalized function, each statement followed by its tangent.
+
+Tangents are named `<name>_dot`. Every active name carries a real tangent (zeros are
+materialised when an active name is assigned a constant), so tangent templates never see a
+placeholder. Control flow is kept as it is: the tangent of an `if` is the same `if`.
+"""
+import ast
+import copy
+
+from ..errors import MissingRuleError
+from .reverse import primal_statement
+from .templates import N, assign, bound_mapping, comment, instantiate, rt
+
+
+class Forward:
+    def __init__(self, fn, analysis, parsed, namer, wrt, unit):
+        self.fn, self.an, self.parsed, self.namer = fn, analysis, parsed, namer
+        self.wrt, self.unit = list(wrt), unit
+        self.dots = {}
+
+    def dot(self, v):
+        if v not in self.dots:
+            self.dots[v] = self.namer.fresh(v + "_dot")
+        return self.dots[v]
+
+    def carries(self, v):
+        return v in self.an.active and v in self.an.useful
+
+    def fail(self, op, what):
+        fn, line, col = self.parsed.where(op.node)
+        raise MissingRuleError(what, fn, line, col, mode="forward")
+
+    # -- statements ------------------------------------------------------------------------
+    def block(self, stmts):
+        out, line = [], None
+        for st in stmts:
+            ul = getattr(st, "user_line", None)
+            if ul != line and ul is not None and not isinstance(st, ast.Return):
+                out.append(comment(f"L{ul}: {self.parsed.line_text(ul)}"))
+                line = ul
+            if isinstance(st, (ast.If, ast.For, ast.While)):
+                line = None
+            out += self.stmt(st)
+        return out
+
+    def stmt(self, st):
+        op = self.an.op(st)
+        k = op.kind
+        if k in ("assign", "display"):
+            return self.assign(op)
+        if k == "setitem":
+            code = [copy.deepcopy(st)]
+            if self.carries(op.target):
+                v = op.rhs
+                v_dot = N(self.dot(v.id)) if isinstance(v, ast.Name) and self.carries(v.id) else ast.Constant(0.0)
+                idx = copy.deepcopy(st.targets[0].slice)
+                from ..frontend.analyze import index_expr
+                code.append(assign(self.dot(op.target), rt("set_at", N(self.dot(op.target)), N(op.target),
+                                                            index_expr(idx), v_dot)))
+            return code
+        if k == "append":
+            code = [copy.deepcopy(st)]
+            if self.carries(op.target):
+                v = op.rhs
+                v_dot = N(self.dot(v.id)) if isinstance(v, ast.Name) and self.carries(v.id) \
+                    else rt("zeros_like", copy.deepcopy(v))
+                code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "append", ast.Load()),
+                                              [v_dot], [])))
+            return code
+        if k == "if":
+            return [ast.If(copy.deepcopy(st.test), self.block(st.body) or [ast.Pass()], self.block(st.orelse))]
+        if k == "for":
+            return [ast.For(copy.deepcopy(st.target), copy.deepcopy(st.iter), self.block(st.body), [])]
+        if k == "while":
+            return [ast.While(copy.deepcopy(st.test), self.block(st.body), [])]
+        if k == "return":
+            ret = st.value
+            if isinstance(ret, ast.Name) and self.carries(ret.id):
+                ret_dot = N(self.dot(ret.id))
+            else:
+                ret_dot = rt("zeros_like", copy.deepcopy(ret))
+            return [ast.Return(ast.Tuple([copy.deepcopy(ret), ret_dot], ast.Load()))]
+        return [copy.deepcopy(st)]
+
+    def assign(self, op):
+        v = op.target
+        if not self.carries(v):
+            return [primal_statement(op)]
+        if not self.an.is_active(op):      # an active name given a constant: its tangent is zero
+            return [primal_statement(op), assign(self.dot(v), rt("zeros_like", N(v)))]
+        active = [(p, n) for p, n in op.operands if self.carries(n) or n in self.an.active]
+        active = [(p, n) for p, n in active if n in self.an.active]
+        if op.callee is not None:
+            return self.call(op, active)
+        if op.rule is not None and op.rule.user_jvp is not None:
+            return self.user_rule(op, active)
+        if op.rule is not None and op.rule.user_vjp is not None:
+            self.fail(op, f"{ast.unparse(op.rhs.func)} (it has a reverse-mode rule only)")
+        inplace = any(n == v for _, n in op.operands)
+        ans = self.namer.fresh(v + "_new") if inplace else v
+        if op.kind == "display":
+            elts = [N(self.dot(e.id)) if isinstance(e, ast.Name) and e.id in self.an.active
+                    else rt("zeros_like", copy.deepcopy(e)) for e in op.rhs.elts]
+            tangent = type(op.rhs)(elts=elts, ctx=ast.Load())
+        else:
+            mapping = bound_mapping(op.rule, op.bound)
+            mapping["ans"] = N(ans)
+            pieces = []
+            for p, n in active:
+                t = op.rule.jvp.get(p)
+                if t is None:
+                    self.fail(op, f"{ast.unparse(op.rhs)} (argument `{p}`)")
+                if isinstance(t, ast.Constant) and t.value == 0:
+                    continue
+                m = dict(mapping)
+                m[p + "_dot"] = N(self.dot(n))
+                pieces.append(instantiate(t, m))
+            if not pieces:
+                tangent = rt("zeros_like", N(ans))
+            else:
+                tangent = pieces[0]
+                for piece in pieces[1:]:
+                    tangent = rt("add", tangent, piece) if op.rule.jvp_join else ast.BinOp(tangent, ast.Add(), piece)
+                others = [a for q, a in op.bound.items() if q in op.rule.jvp and not (
+                    isinstance(a, ast.Name) and a.id in self.an.active)]
+                if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others):
+                    tangent = rt("broadcast_like", tangent, N(ans))
+        primal = primal_statement(op)
+        if not inplace:
+            return [primal, assign(self.dot(v), tangent)]
+        primal.targets = [N(ans, True)]
+        return [primal, assign(self.dot(v), tangent), assign(v, N(ans))]
+
+    def call(self, op, active):
+        sig_params, args = self.unit.bind_callee(op.callee, op.rhs)
+        act = tuple(p for p, a in zip(sig_params, args) if isinstance(a, ast.Name) and a.id in self.an.active)
+        name = self.unit.callee_jvp(op.callee, act)
+        kws = [ast.keyword(arg=p + "_dot", value=N(self.dot(a.id)))
+               for p, a in zip(sig_params, args) if p in act]
+        call = ast.Call(N(name), list(args), kws)
+        target = ast.Tuple([N(op.target, True), N(self.dot(op.target), True)], ast.Store())
+        return [ast.Assign(targets=[target], value=call)]
+
+    def user_rule(self, op, active):
+        call = op.rhs
+        names = {n for _, n in active}
+        prim = ast.Tuple([copy.deepcopy(a) for a in call.args], ast.Load())
+        tans = ast.Tuple([N(self.dot(a.id)) if isinstance(a, ast.Name) and a.id in names
+                          else rt("zeros_like", copy.deepcopy(a)) for a in call.args], ast.Load())
+        target = ast.Tuple([N(op.target, True), N(self.dot(op.target), True)], ast.Store())
+        return [ast.Assign(targets=[target], value=ast.Call(rt("user_jvp_rule", copy.deepcopy(call.func)),
+                                                            [prim, tans], []))]
+
+    # -- the whole function ----------------------------------------------------------------
+    def run(self, name):
+        fn = self.fn
+        body = self.block(fn.body)
+        doc = ast.Expr(ast.Constant(
+            f"{fn.name} and its tangent along {', '.join(d + '_dot' for d in self.wrt)} (forward mode): "
+            f"returns (value, tangent)."))
+        args = copy.deepcopy(fn.args)
+        dots = [ast.arg(self.dot(w)) for w in self.wrt]
+        if fn.args.kwonlyargs:
+            args.kwonlyargs += dots
+            args.kw_defaults += [None] * len(dots)
+        else:
+            if args.defaults:       # tangents come after parameters with defaults: give them none
+                args.kwonlyargs += dots
+                args.kw_defaults += [None] * len(dots)
+            else:
+                args.args += dots
+        return ast.FunctionDef(name=name, args=args, body=[doc] + body, decorator_list=[], returns=None,
+                               type_params=[], lineno=fn.lineno, col_offset=0)
+
+
+def forward_unit(unit, func, wrt):
+    """(main function, all functions in emission order, wrt names) of func's tangent module."""
+    main, wrt_names = unit.forward(func, wrt, name=func.__name__ + "_jvp")
+    functions = list(unit.primal_defs.values()) + [f for f in unit.functions if f is not main] + [main]
+    return main, functions, wrt_names
