@@ -10,6 +10,8 @@ arguments, keyword-only data arguments, helpers returning tuples, method calls, 
 import numpy as np
 import pytest
 
+import srcad
+
 import corpus_helpers_mod as hm
 from corpus_helpers_mod import (case, check_grad, check_grad_or_rejected, check_value_and_grad,
                                 check_vjp, logsumexp, mat, mean_and_std, vec)
