@@ -4,7 +4,7 @@ srcad reads a function's source and writes new Python source for its derivative:
 (reverse mode) and a tangent (forward mode). See `srcad.emit` to read what it generated.
 """
 from . import runtime
-from .api import emit, grad, jvp, value_and_grad, vjp
+from .api import emit, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 from .errors import (GradientCheckError, MissingRuleError, NonScalarOutputError, NumericsError,
                      SrcadError, UnsupportedSyntaxError)
 from .rules import numpy_rules as _numpy_rules  # noqa: F401  (fills the rule table)
@@ -26,6 +26,6 @@ def get_num_threads():
     return _kernels.get_num_threads()
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "emit", "register_vjp", "register_jvp", "nondifferentiable",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hessian", "hvp", "jacobian", "emit", "register_vjp", "register_jvp", "nondifferentiable",
            "set_num_threads", "get_num_threads", "RowSparse", "SrcadError", "UnsupportedSyntaxError",
            "MissingRuleError", "NonScalarOutputError", "GradientCheckError", "NumericsError"]

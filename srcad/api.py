@@ -202,3 +202,118 @@ def _call_jvp(fn, primals, dots):
             args.append(dots.pop(p.name))
     kw.update(dots)
     return fn(*args, **kw)
+
+
+def _vjp_function(f, wrt):
+    """The generated adjoint function of f (loaded from its cache file, so it can be transformed again)."""
+    mod = _module(f, "reverse", wrt)
+    return getattr(mod, mod.srcad_main)
+
+
+def _single_wrt(f, wrt, what):
+    if isinstance(wrt, tuple):
+        raise SrcadError(f"{what} takes a single wrt (an int or a parameter name), not {wrt!r}")
+    params = _params(f)
+    return params.index(wrt) if isinstance(wrt, str) else wrt % len(params)
+
+
+def hvp(f, wrt=0):
+    """A function (*args, v) -> H @ v, H the Hessian of f w.r.t. args[wrt], by forward mode applied to
+    the generated adjoint (forward-over-reverse); H is never formed."""
+    k = _single_wrt(f, wrt, "hvp")
+    adjoint = _vjp_function(f, k)
+
+    @functools.wraps(f)
+    def wrapper(*args):
+        *args, v = args
+        mod = _module(adjoint, "forward", k)
+        fn = getattr(mod, mod.srcad_main)
+        name = _params(f)[k]
+        _, hv = _call_jvp(fn, tuple(args), {name + "_dot": np.asarray(v, dtype=float) if np.ndim(v) else float(v)})
+        return hv
+    return wrapper
+
+
+def hessian(f, wrt=0):
+    """A function returning the Hessian of f w.r.t. args[wrt], of shape x.shape + x.shape, by
+    forward mode over the generated adjoint, one direction per entry of x."""
+    k = _single_wrt(f, wrt, "hessian")
+    hv = hvp(f, k)
+
+    @functools.wraps(f)
+    def wrapper(*args):
+        x = args[k]
+        if isinstance(x, float):
+            return float(hv(*args, 1.0))
+        x = np.asarray(x)
+        n = x.size
+        cols = [np.ravel(hv(*args, e.reshape(x.shape))) for e in _basis(n)]
+        return np.stack(cols, axis=-1).reshape(x.shape + x.shape) if n else np.zeros(x.shape + x.shape)
+    return wrapper
+
+
+def jacobian(f, wrt=0, mode="auto", sparsity=None):
+    """A function returning the Jacobian of f w.r.t. args[wrt], of shape y.shape + x.shape.
+
+    mode="forward" pushes one tangent per entry of x through the generated tangent code,
+    "reverse" pulls one cotangent per entry of y through the generated adjoint, and "auto" picks
+    forward when x has no more entries than y (fewer sweeps), reverse otherwise.
+    sparsity="auto" detects the Jacobian's sparsity pattern by propagating index sets through
+    the generated tangent code, colours the columns, and returns a scipy.sparse.csr_array of
+    shape (y.size, x.size) computed with one forward sweep per colour.
+    """
+    if mode not in ("auto", "forward", "reverse"):
+        raise SrcadError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
+    if sparsity not in (None, "auto"):
+        raise SrcadError(f"sparsity must be None or 'auto', not {sparsity!r}")
+    k = _single_wrt(f, wrt, "jacobian")
+    name = _params(f)[k]
+
+    def tangent_sweep(args):
+        mod = _module(f, "forward", k)
+        fn = getattr(mod, mod.srcad_main)
+        return lambda v: _call_jvp(fn, tuple(args), {name + "_dot": v})
+
+    @functools.wraps(f)
+    def wrapper(*args):
+        x = args[k]
+        if sparsity == "auto":
+            from .sparsity import sparse_jacobian
+            J, _ = sparse_jacobian(tangent_sweep(args), x)
+            return J
+        xshape = np.shape(x)
+        n = int(np.prod(xshape, dtype=int))
+        use = mode
+        if mode == "auto":
+            m = int(np.size(f(*args)))
+            use = "forward" if n <= m else "reverse"
+        if use == "forward":
+            sweep = tangent_sweep(args)
+            cols, y = [], None
+            for e in _basis(n):
+                y, y_dot = sweep(e.reshape(xshape) if xshape else float(e[0]))
+                cols.append(np.ravel(np.asarray(y_dot, dtype=float)))
+            if y is None:
+                y = f(*args)
+            yshape = np.shape(y)
+            J = np.stack(cols, axis=-1) if cols else np.zeros((int(np.size(y)), 0))
+            return J.reshape(yshape + xshape)
+        mod = _module(f, "reverse", k)
+        fn = getattr(mod, mod.srcad_main)
+        y = f(*args)
+        yshape = np.shape(y)
+        rows = []
+        for e in _basis(int(np.size(y))):
+            g = fn(*args, e.reshape(yshape) if yshape else float(e[0]))
+            rows.append(np.ravel(np.asarray(g, dtype=float)))
+        J = np.stack(rows, axis=0) if rows else np.zeros((0, n))
+        return J.reshape(yshape + xshape)
+    return wrapper
+
+
+def _basis(n):
+    """The unit vectors of R^n, one at a time (never the n x n identity)."""
+    for k in range(n):
+        e = np.zeros(n)
+        e[k] = 1.0
+        yield e

@@ -159,6 +159,8 @@ class Analysis:
             f = st.value.func
             if isinstance(f, ast.Attribute) and not self._global(f) and f.attr == "append":
                 return Op("append", st, f.value.id, st.value.args[0], operands=_names([("v", st.value.args[0])]))
+            if isinstance(f, ast.Attribute) and not self._global(f) and f.attr == "pop" and not st.value.args:
+                return Op("pop", st, f.value.id)     # undoing an append (as generated adjoints do)
             if isinstance(f, ast.Attribute) and not self._global(f):
                 return Op("mutate", st, f.value.id)
             return Op("call", st)
@@ -210,9 +212,11 @@ class Analysis:
             raise MissingRuleError(op.missing, fn, line, col)
         return op.rule is None or not op.rule.nondiff
 
-    def check_mutations(self):
+    def check_mutations(self, mode="reverse"):
+        self.mode = mode
         for op in self._all_ops():
-            if op.kind == "mutate" and op.target in self.active and op.target in self.useful:
+            if op.kind in ("mutate", "pop") and op.target in self.active and op.target in self.useful \
+                    and (op.kind == "mutate" or self.mode == "reverse"):
                 from ..errors import UnsupportedSyntaxError
                 call = op.node.value
                 raise UnsupportedSyntaxError(

@@ -370,6 +370,8 @@ class Normalizer:
             s = sum((p[0] for p in parts), [])
             n = parts[0][1] if len(parts) == 1 else ast.Call(name("min"), [p[1] for p in parts], [])
             return s, n, lambda k: ast.Tuple([p[2](k) for p in parts], ast.Load())
+        if found and obj is builtins.reversed:      # for i in reversed(range(n)[:k]): a list of the indices
+            it = ast.Call(name("list"), [it], [])
         s, seq = self.atom(it, "seq")
         if isinstance(seq, ast.Name) and seq.id in self.loop_rebinds:
             # `for t in v: v = ...` iterates over the original v: keep a reference to it

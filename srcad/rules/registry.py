@@ -53,8 +53,8 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
     `primal`, a template for how the generated code computes the result (e.g. through a kernel)."""
     sig = _signature(params)
     names = list(sig.parameters)
-    vjp = (vjp,) if isinstance(vjp, str) else tuple(vjp)
-    jvp = (jvp,) if isinstance(jvp, str) else tuple(jvp)
+    vjp = (vjp,) if isinstance(vjp, str) else tuple(vjp or ())
+    jvp = (jvp,) if isinstance(jvp, str) else tuple(jvp or ())
     rule = Rule(None, names, sig, broadcast=broadcast)
     for name, t in zip(names, vjp):
         if t is not None:

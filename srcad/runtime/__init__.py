@@ -155,7 +155,11 @@ def as_tangent(x_dot, ans):
     if _is_zero(x_dot):
         return x_dot
     if _is_seq(x_dot):
-        return np.asarray(tangent_list(x_dot, list(np.asarray(ans))), dtype=_float_dtype(ans))
+        parts = tangent_list(x_dot, list(np.asarray(ans)))
+        return np.asarray(parts, dtype=object if any(np.asarray(p).dtype == object for p in parts)
+                          else _float_dtype(ans))
+    if np.asarray(x_dot).dtype == object:
+        return np.asarray(x_dot)
     return np.asarray(x_dot, dtype=_float_dtype(ans)) if np.ndim(ans) else x_dot
 
 
@@ -486,8 +490,15 @@ def zero_at(y_bar, idx):
 
 def set_at(y_dot, y, idx, v_dot):
     """The tangent of y after `y[idx] = v`: a copy of y_dot (zeros materialised) with v_dot written."""
-    out = zeros_like(y) if _is_zero(y_dot) else (list(y_dot) if _is_seq(y_dot)
-                                                 else np.array(np.broadcast_to(y_dot, np.shape(y)), dtype=_float_dtype(y)))
+    if _is_zero(y_dot):
+        out = zeros_like(y)
+    elif _is_seq(y_dot):
+        out = list(y_dot)
+    else:
+        dtype = object if np.asarray(y_dot).dtype == object else _float_dtype(y)
+        out = np.array(np.broadcast_to(y_dot, np.shape(y)), dtype=dtype)
+    if not _is_seq(out) and not _is_zero(v_dot) and np.asarray(v_dot).dtype == object:
+        out = out.astype(object)
     if _is_seq(out):
         out[idx] = v_dot
     else:

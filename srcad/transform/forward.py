@@ -67,6 +67,11 @@ class Forward:
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "append", ast.Load()),
                                               [v_dot], [])))
             return code
+        if k == "pop":
+            code = [copy.deepcopy(st)]
+            if self.carries(op.target):
+                code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "pop", ast.Load()), [], [])))
+            return code
         if k == "if":
             return [ast.If(copy.deepcopy(st.test), self.block(st.body) or [ast.Pass()], self.block(st.orelse))]
         if k == "for":

@@ -1,5 +1,6 @@
 """Names in generated code come from the user's names: x_bar, x_dot, exp_z, cond, ..."""
 import ast
+import builtins
 import keyword
 import re
 
@@ -18,7 +19,7 @@ class Namer:
         if base[0].isdigit() or keyword.iskeyword(base):
             base = "v_" + base
         cand, k = base, 1
-        while cand in self.taken:
+        while cand in self.taken or hasattr(builtins, cand) or cand in ("np", "rt", "scipy"):
             k += 1
             cand = f"{base}_{k}"
         self.taken.add(cand)

@@ -44,7 +44,7 @@ class Reverse:
         for p in self.params:
             self.sites[p].append((None, 0))
         self._collect_sites(fn.body, 0)
-        self.tape = "tape"
+        self.tape = namer.fresh("tape")
         self.trips = {}         # id(loop) -> trip-count name
         self.pullbacks = {}     # id(stmt) -> pullback name (register_vjp rules)
 

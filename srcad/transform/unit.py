@@ -91,6 +91,7 @@ class Unit:
         an.check_mutations()
         name = name or self.fresh(fn.name + "_jvp")
         self.names.add(name)
+        an.check_mutations("forward")
         out = Forward(fn, an, parsed, normalizer.namer, wrt_names, self).run(name)
         self.functions.append(out)
         return out, wrt_names

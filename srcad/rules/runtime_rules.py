@@ -1,0 +1,71 @@
+"""Rules of the runtime helpers that generated adjoint code calls, so that the adjoint can itself
+be differentiated (a Hessian is forward mode applied to the emitted adjoint).
+
+Most helpers are linear in the cotangent they carry and use their other arguments only for
+shapes or for piecewise-constant weights; "0" marks an argument that contributes nothing.
+"""
+import builtins
+
+import numpy as np
+
+from .. import runtime as rt
+from .registry import defnondiff, defrule
+
+# ---- accumulation and shapes ---------------------------------------------------------------
+defrule(rt.add, "a, b", ("g", "g"), ("a_dot", "b_dot"), jvp_join=True)
+defrule(rt.unbroadcast, "g, x", ("rt.broadcast_like(g, x)", "0"), ("rt.unbroadcast(g_dot, x)", "0"))
+defrule(rt.broadcast_like, "v, ans", ("rt.unbroadcast(g, v)", "0"), ("rt.broadcast_like(v_dot, ans)", "0"))
+defrule(rt.finalize, "bar, x, row_sparse=False", ("g", "0"), ("rt.finalize(bar_dot, x, row_sparse)", "0"))
+defrule(rt.as_cotangent, "g, x", (None, "0"), ("rt.as_cotangent(g_dot, x)", "0"))
+defrule(rt.as_tangent, "x_dot, ans", (None, "0"), ("rt.as_tangent(x_dot_dot, ans)", "0"))
+defrule(rt.reshape_like, "g, x", (None, "0"), ("rt.reshape_like(g_dot, x)", "0"))
+defrule(rt.expand_reduced, "v, x, axis, keepdims", (None, "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"))
+defrule(rt.transpose_vjp, "g, axes=None", None, "rt.transpose_vjp(g_dot, axes)")
+defrule(rt.snapshot, "y", "g", "y_dot")
+defrule(rt.matmul, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
+        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"))
+
+# ---- adjoints of reductions (linear in g; weights piecewise constant in x) -------------------
+defrule(rt.sum_vjp, "g, x, axis=None, keepdims=False", None, ("rt.sum_vjp(g_dot, x, axis, keepdims)", "0"))
+defrule(rt.extreme_vjp, "g, x, ans, axis=None, keepdims=False", None,
+        ("rt.extreme_vjp(g_dot, x, ans, axis, keepdims)", "0", "0"))
+defrule(rt.extreme_jvp, "x_dot, x, ans, axis=None, keepdims=False", None,
+        ("rt.extreme_jvp(x_dot_dot, x, ans, axis, keepdims)", "0", "0"))
+defrule(rt.prod_vjp, "g, x, axis=None, keepdims=False", None, ("rt.prod_vjp(g_dot, x, axis, keepdims)",))
+defrule(rt.var_vjp, "g, x, axis=None, ddof=0, keepdims=False", None,
+        ("rt.var_vjp(g_dot, x, axis, ddof, keepdims)", "rt.var_vjp(g, x_dot, axis, ddof, keepdims)"))
+defrule(rt.norm_vjp, "g, x, ans, ord=None, axis=None, keepdims=False", None,
+        ("rt.norm_vjp(g_dot, x, ans, ord, axis, keepdims)", "rt.norm_vjp(g, x_dot, ans, ord, axis, keepdims)",
+         "rt.norm_vjp(-g * ans_dot / ans, x, ans, ord, axis, keepdims)"))
+defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"))
+defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"))
+
+# ---- adjoints of products and linear algebra -------------------------------------------------
+defrule(rt.matmul_vjp_x, "g, x, y", None,
+        ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"))
+defrule(rt.matmul_vjp_y, "g, x, y", None,
+        ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"))
+defrule(rt.outer_vjp, "g, x, y", None, ("rt.outer_vjp(g_dot, x, y)", "0", "rt.outer_vjp(g, x, y_dot)"))
+defrule(rt.solve_vjp_b, "g, a", None,
+        ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))
+defrule(rt.log_or_zero, "x", None, "x_dot / np.where(x == 0, 1.0, x)")
+
+# ---- containers and subscripts ---------------------------------------------------------------
+defrule(rt.concatenate_vjp, "g, arrays, axis=0", None, ("rt.concatenate_vjp(g_dot, arrays, axis)", "0"))
+defrule(rt.unstack, "g, axis, arrays", None, ("rt.unstack(g_dot, axis, arrays)", "0", "0"))
+defrule(rt.sum_list_vjp, "g, xs", None, ("rt.sum_list_vjp(g_dot, xs)", "0"))
+defrule(rt.joined_vjp, "g, tup, how", None, ("rt.joined_vjp(g_dot, tup, how)", "0"))
+defrule(rt.tangent_list, "xs_dot, xs", None, ("rt.tangent_list(xs_dot_dot, xs)", "0"))
+defrule(rt.index_vjp, "g, x, idx", None, ("rt.index_vjp(g_dot, x, idx)", "0"))
+defrule(rt.index_jvp, "x_dot, x, idx", None, ("rt.index_jvp(x_dot_dot, x, idx)", "0"))
+defrule(rt.item, "g, k", None, "rt.item(g_dot, k)")
+defrule(rt.index_bar, "y_bar, idx", None, "rt.index_bar(y_bar_dot, idx)")
+defrule(rt.zero_at, "y_bar, idx", None, "rt.zero_at(y_bar_dot, idx)")
+defrule(rt.set_at, "y_dot, y, idx, v_dot", None, ("rt.set_at(y_dot_dot, y, idx, 0.0)", "0", None, "rt.set_at(0.0, y, idx, v_dot_dot)"))
+defrule(rt.last, "xs_bar", None, "rt.last(xs_bar_dot)")
+defrule(rt.drop_last, "xs_bar", None, "rt.drop_last(xs_bar_dot)")
+defrule(".pop", "xs", None, "xs_dot.pop()")
+defrule(np.swapaxes, "x, axis1, axis2", "np.swapaxes(g, axis1, axis2)", "np.swapaxes(x_dot, axis1, axis2)")
+
+defnondiff([rt.pick_weight, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar, builtins.list,
+            builtins.reversed, builtins.slice, np.floor_divide, rt.user_vjp_rule, rt.user_jvp_rule])
