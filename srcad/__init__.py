@@ -4,12 +4,14 @@ srcad reads a function's source and writes new Python source for its derivative:
 (reverse mode) and a tangent (forward mode). See `srcad.emit` to read what it generated.
 """
 from . import runtime
+from . import sparse
 from .api import emit, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
 from .errors import (GradientCheckError, MissingRuleError, NonScalarOutputError, NumericsError,
                      SrcadError, UnsupportedSyntaxError)
 from .rules import numpy_rules as _numpy_rules  # noqa: F401  (fills the rule table)
 from .rules.registry import nondifferentiable, register_jvp, register_vjp
 from .runtime import RowSparse
+from .sparse import accumulate
 
 __version__ = "0.1.0"
 
@@ -27,5 +29,5 @@ def get_num_threads():
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "hessian", "hvp", "jacobian", "emit", "register_vjp", "register_jvp", "nondifferentiable",
-           "set_num_threads", "get_num_threads", "RowSparse", "SrcadError", "UnsupportedSyntaxError",
+           "set_num_threads", "get_num_threads", "RowSparse", "accumulate", "SrcadError", "UnsupportedSyntaxError",
            "MissingRuleError", "NonScalarOutputError", "GradientCheckError", "NumericsError"]

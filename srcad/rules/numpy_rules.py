@@ -132,3 +132,4 @@ defnondiff([len, range, int, bool, isinstance, print, enumerate, zip, round,
 defnondiff([np.random.default_rng, np.random.rand, np.random.randn, np.random.normal,
             np.random.uniform, np.random.randint, np.random.seed])
 from . import runtime_rules  # noqa: E402,F401  (rules of the helpers generated code calls)
+from . import sparse_rules  # noqa: F401

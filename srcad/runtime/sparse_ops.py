@@ -1,0 +1,639 @@
+"""Runtime helpers for scipy sparse values: products, reductions and their derivatives.
+
+A sparse matrix's derivative (cotangent or tangent) is a scipy sparse matrix of the same class
+with the same stored pattern in the same order: its `.data` holds one derivative per stored
+entry (explicit zeros too). Internally such derivatives share the primal's index arrays (no
+copy); the gradient handed to the user (`sparse_finalize`) owns copies of them, so that
+in-place edits of the gradient (`eliminate_zeros`, `sort_indices`) never corrupt the input.
+
+Every product goes through srcad's compiled kernels, through a *grouping* of the stored
+entries: by row (for `A @ X`) or by column (for `A.T @ G`). For CSR the row grouping is the
+matrix itself and the column grouping is a transposed index (`csr_transpose_index`); for CSC
+the other way round; for COO both are a stable sort of the coordinates (or the coordinates
+themselves when already sorted). Derived groupings are built once per pattern and cached,
+keyed on the identity (address, length, dtype) of the index buffers; a cache entry holds the
+buffers it was built from, so an address is never reused while its entry lives, and a small
+LRU bounds what the cache keeps alive. A pattern whose index arrays are modified in place
+after a product has been taken is not supported (call `clear_cache()`).
+
+Zero derivatives are the Python float 0.0 and every helper passes them through unchanged.
+"""
+import collections
+import copy
+import threading
+import weakref
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _kernels as K
+
+__all__ = [
+    "sparse_matmul", "sparse_rmatmul", "matmul_vjp_values", "sparse_add", "sparse_finalize",
+    "sparse_sum_vjp", "sum_jvp", "multiply", "multiply_vjp_x", "multiply_vjp_y", "data_vjp",
+    "data_jvp", "construct_vjp", "construct_jvp", "reduce", "reduce_vjp", "reduce_jvp",
+    "segment", "segment_vjp", "segment_jvp", "take", "take_vjp", "accumulate", "clear_cache",
+]
+
+
+def _is_zero(v):
+    return v is None or (type(v) is float and v == 0.0)
+
+
+def _float_dtype(dt):
+    dt = np.dtype(dt)
+    return dt if dt.kind in "fc" else np.dtype(np.float64)
+
+
+# ---- cached groupings of a pattern ------------------------------------------------------------
+class _Groups:
+    """Stored entries grouped: group b holds entries ptr[b]:ptr[b+1] of the arrays `idx` (the
+    other coordinate) and `pos` (their positions in .data; None means pos[q] == q)."""
+    __slots__ = ("ptr", "idx", "pos", "n")
+
+    def __init__(self, ptr, idx, pos, n):
+        self.ptr, self.idx, self.pos, self.n = ptr, idx, pos, n
+
+
+_CACHE = collections.OrderedDict()
+_CACHE_SIZE = 8
+_LOCK = threading.Lock()
+
+
+def clear_cache():
+    """Forget every cached transposed index / sort of a sparsity pattern."""
+    with _LOCK:
+        _CACHE.clear()
+
+
+def _buf(a):
+    return (a.__array_interface__["data"][0], a.shape[0], a.dtype.str, a.strides)
+
+
+def _cached(kind, arrays, n, build):
+    key = (kind, n) + tuple(_buf(a) for a in arrays)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit[1]
+    value = build()
+    with _LOCK:
+        _CACHE[key] = (tuple(arrays), value)   # the buffers stay alive (and their addresses taken)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return value
+
+
+def _transpose(indptr, indices, n_minor):
+    def build():
+        tp, tr, tq = K.csr_transpose_index(indptr, indices, n_minor)
+        return _Groups(tp, tr, tq, n_minor)
+    return _cached("T", (indptr, indices), n_minor, build)
+
+
+def _coo_groups(major, minor, n):
+    def build():
+        nnz = len(major)
+        dtype = major.dtype if nnz < 2 ** 31 - 1 and major.dtype == np.int32 else np.dtype(np.int64)
+        ptr = np.zeros(n + 1, dtype)
+        if nnz:
+            np.cumsum(np.bincount(major, minlength=n), out=ptr[1:])
+        if nnz < 2 or bool(np.all(major[1:] >= major[:-1])):
+            return _Groups(ptr, np.ascontiguousarray(minor, dtype), None, n)
+        perm = np.argsort(major, kind="stable").astype(dtype)
+        return _Groups(ptr, np.ascontiguousarray(minor[perm], dtype), perm, n)
+    return _cached("coo", (major, minor), n, build)
+
+
+def _fmt(A):
+    f = A.format
+    if f not in ("csr", "csc", "coo") or A.ndim != 2:
+        return None
+    return f
+
+
+def row_groups(A):
+    """A's stored entries grouped by row."""
+    f = A.format
+    if f == "csr":
+        return _Groups(A.indptr, A.indices, None, A.shape[0])
+    if f == "csc":
+        return _transpose(A.indptr, A.indices, A.shape[0])
+    return _coo_groups(A.row, A.col, A.shape[0])
+
+
+def col_groups(A):
+    """A's stored entries grouped by column."""
+    f = A.format
+    if f == "csc":
+        return _Groups(A.indptr, A.indices, None, A.shape[1])
+    if f == "csr":
+        return _transpose(A.indptr, A.indices, A.shape[1])
+    return _coo_groups(A.col, A.row, A.shape[1])
+
+
+def _entry_coords(A):
+    """(rows, cols) of A's stored entries, in A's order."""
+    f = A.format
+    if f == "coo":
+        return A.row, A.col
+    major = _cached("major", (A.indptr,), len(A.indices),
+                    lambda: np.repeat(np.arange(len(A.indptr) - 1, dtype=A.indices.dtype),
+                                      np.diff(A.indptr))[:len(A.indices)])
+    return (major, A.indices) if f == "csr" else (A.indices, major)
+
+
+def _group_apply(groups, data, X):
+    """Y[b] = sum over group b of data[pos] * X[idx]: one owner per output row, no atomics."""
+    if groups.pos is None:
+        return K.csr_matmul(groups.ptr, groups.idx, data, X, groups.n)
+    return K.csr_matmul_t(groups.ptr, groups.idx, groups.pos, data, X, groups.n)
+
+
+# ---- building derivatives with a pattern -------------------------------------------------------
+def _like(A, data):
+    """A sparse matrix of A's class and pattern (sharing A's index arrays) holding `data`."""
+    data = np.asarray(data)
+    if data.shape != A.data.shape:
+        data = np.broadcast_to(data, A.data.shape)
+    if not data.flags.c_contiguous or data.strides != (data.itemsize,) * data.ndim:
+        data = np.ascontiguousarray(data)
+    out = copy.copy(A)         # shallow: the index arrays are shared, the flags stay valid
+    out.data = data
+    return out
+
+
+def _same_pattern(a, b):
+    if a is b:
+        return True
+    if a.format != b.format or a.shape != b.shape or a.data.shape != b.data.shape:
+        return False
+    if a.format == "coo":
+        pairs = ((a.row, b.row), (a.col, b.col))
+    else:
+        pairs = ((a.indptr, b.indptr), (a.indices, b.indices))
+    return all(_buf(u) == _buf(v) or np.array_equal(u, v) for u, v in pairs)
+
+
+def _matrix_at(g, rows, cols):
+    """The matrix g (sparse: duplicates summed; or dense) evaluated at the points (rows, cols)."""
+    if not sp.issparse(g):
+        g = np.asarray(g)
+        return g[rows, cols] if g.ndim == 2 else np.broadcast_to(g, (len(rows),))
+    c = sp.csr_array(g, copy=True)
+    c.sum_duplicates()
+    n = c.shape[1]
+    gr, gc = _entry_coords(c)
+    keys = gr.astype(np.int64) * n + gc
+    want = np.asarray(rows, np.int64) * n + np.asarray(cols, np.int64)
+    at = np.searchsorted(keys, want)
+    at_c = np.minimum(at, max(len(keys) - 1, 0))
+    hit = (at < len(keys)) & (keys[at_c] == want) if len(keys) else np.zeros(len(want), bool)
+    return np.where(hit, c.data[at_c] if len(keys) else 0.0, 0.0).astype(_float_dtype(c.dtype))
+
+
+def _values_at(g, A):
+    """One value of the cotangent g per stored entry of A, in A's order."""
+    if sp.issparse(g) and _same_pattern(g, A):
+        return g.data
+    return _matrix_at(g, *_entry_coords(A))
+
+
+# ---- products ---------------------------------------------------------------------------------
+def _kernel_ok(A, X):
+    if _fmt(A) is None or sp.issparse(X) or not isinstance(X, np.ndarray) or X.ndim not in (1, 2):
+        return False
+    if X.dtype.kind not in "fiub" or A.dtype.kind not in "fiub":
+        return False
+    return np.result_type(A.dtype, X.dtype).kind in "fiub"
+
+
+def _check_shapes(A, X, n):
+    if X.shape[0] != n:
+        raise ValueError(f"matmul: dimension mismatch, a sparse {A.shape} matrix times an array of shape "
+                         f"{X.shape}")
+
+
+def sparse_matmul(A, X):
+    """A @ X for a scipy sparse A (CSR, CSC or COO) and a dense 1-D or 2-D X, as a dense ndarray,
+    through the compiled kernel (other operands fall back to scipy)."""
+    if not sp.issparse(A):
+        return np.matmul(A, X)
+    X = X if isinstance(X, np.ndarray) and type(X) is np.ndarray else (X if sp.issparse(X) else np.asarray(X))
+    if not _kernel_ok(A, X):
+        out = A @ X
+        return out if sp.issparse(out) else np.asarray(out)
+    _check_shapes(A, X, A.shape[1])
+    return _group_apply(row_groups(A), A.data, X)
+
+
+def sparse_rmatmul(A, G):
+    """A.T @ G for a scipy sparse A, without atomics: each output row summed by one owner through
+    the cached column grouping of A's pattern."""
+    if _is_zero(G):
+        return G
+    G = G if sp.issparse(G) else np.asarray(G)
+    if not _kernel_ok(A, G):
+        out = A.T @ G
+        return out if sp.issparse(out) else np.asarray(out)
+    _check_shapes(A.T, G, A.shape[0])
+    return _group_apply(col_groups(A), A.data, G)
+
+
+def matmul_vjp_values(g, A, X):
+    """Cotangent of A in A @ X: A's class and pattern, data[p] = g[i] . X[j] at entry p = (i, j)."""
+    if _is_zero(g):
+        return g
+    g, X = np.asarray(g), np.asarray(X)
+    if g.ndim != X.ndim:       # A @ x with a (n, 1) x and a (m,) cotangent, and the like
+        g = g.reshape(g.shape[0], -1)
+        X = X.reshape(X.shape[0], -1)
+    f = A.format
+    if f == "csr":
+        vals = K.sddmm(A.indptr, A.indices, g, X)
+    elif f == "csc":
+        vals = K.sddmm(A.indptr, A.indices, X, g)
+    else:
+        grp = row_groups(A)
+        vals = K.sddmm(grp.ptr, grp.idx, g, X)
+        if grp.pos is not None:
+            out = np.empty_like(vals)
+            out[grp.pos] = vals
+            vals = out
+    return _like(A, vals[:len(A.data)] if len(vals) != len(A.data) else vals)
+
+
+# ---- accumulation and the user's gradient -------------------------------------------------------
+def sparse_add(a, b):
+    """a + b for two derivatives of one sparse matrix: .data added, pattern and order kept (never
+    scipy's `+`, which may reorder or drop explicit zeros). A dense and a sparse derivative add up
+    to a dense array (the dense one is already dense: nothing new is densified)."""
+    if _is_zero(a):
+        return b
+    if _is_zero(b):
+        return a
+    if sp.issparse(a) and sp.issparse(b):
+        if _same_pattern(a, b):
+            return _like(a, a.data + b.data)
+        return _like(a, a.data + _values_at(b, a))      # b pulled onto a's pattern
+    dense, sparse = (b, a) if sp.issparse(a) else (a, b)
+    out = np.array(dense, dtype=np.result_type(dense, sparse.dtype), copy=True)
+    rows, cols = _entry_coords(sparse)
+    np.add.at(out, (rows, cols), sparse.data)
+    return out
+
+
+def sparse_finalize(bar, A):
+    """The gradient w.r.t. a sparse argument A: A's class, pattern and order (its own copies of the
+    index arrays), data in A's float dtype; `bar` is 0.0, a derivative with A's pattern, or dense."""
+    dtype = _float_dtype(A.dtype)
+    if _is_zero(bar):
+        data = np.zeros(A.data.shape, dtype)
+    else:
+        data = np.array(_values_at(bar, A), dtype=dtype, copy=True)
+    out = _like(A, data)
+    if A.format == "coo":
+        out.coords = tuple(c.copy() for c in A.coords)
+    else:
+        out.indices, out.indptr = A.indices.copy(), A.indptr.copy()
+    return out
+
+
+# ---- sums -------------------------------------------------------------------------------------
+def _axis(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        if len(axis) == 2:
+            return None
+        axis = axis[0]
+    return axis % 2
+
+
+def sparse_sum_vjp(g, A, axis=None):
+    """Cotangent of A from that of A.sum(axis): one value per stored entry: g, g[row] or g[col]."""
+    if _is_zero(g):
+        return g
+    axis = _axis(axis)
+    dtype = np.result_type(_float_dtype(A.dtype), np.asarray(g).dtype)
+    if axis is None:
+        return _like(A, np.full(A.data.shape, np.asarray(g).reshape(-1)[0], dtype))
+    g = np.asarray(g).reshape(-1)
+    rows, cols = _entry_coords(A)
+    return _like(A, np.take(g, cols if axis == 0 else rows).astype(dtype, copy=False))
+
+
+def sum_jvp(x_dot, axis=None, keepdims=False):
+    """Tangent of sum(x, axis): scipy's own sum for a sparse tangent (its result type), np.sum else."""
+    if _is_zero(x_dot):
+        return x_dot
+    if sp.issparse(x_dot):
+        return x_dot.sum(axis=axis)
+    return np.sum(x_dot, axis=axis, keepdims=keepdims)
+
+
+# ---- elementwise product with a dense operand ---------------------------------------------------
+def _dense_at(D, A):
+    """The dense D, broadcast to A's shape, at A's stored entries (in A's order)."""
+    D = np.asarray(D)
+    if D.ndim == 0:
+        return D
+    if D.ndim > 2 or np.broadcast_shapes(D.shape, A.shape) != A.shape:
+        raise ValueError(f"operands could not be broadcast together: sparse {A.shape} and dense {D.shape}")
+    rows, cols = _entry_coords(A)
+    D2 = D.reshape((1,) * (2 - D.ndim) + D.shape)
+    return D2[rows if D2.shape[0] > 1 else 0, cols if D2.shape[1] > 1 else 0]
+
+
+def multiply(x, y):
+    """x.multiply(y): for a sparse x and a dense (or scalar) y, a matrix of x's class with x's stored
+    pattern in x's order (scipy returns COO here; the values are the same)."""
+    if not sp.issparse(x) or sp.issparse(y) or _fmt(x) is None:
+        return x.multiply(y)
+    return _like(x, x.data * _dense_at(y, x))
+
+
+def multiply_vjp_x(g, x, y):
+    """Cotangent of the sparse x in x.multiply(y)."""
+    if _is_zero(g):
+        return g
+    _no_sparse_pair(x, y)
+    return _like(x, _values_at(g, x) * _dense_at(y, x))
+
+
+def multiply_vjp_y(g, x, y):
+    """Cotangent of the dense y in x.multiply(y): x's entries times g, summed to y's shape."""
+    if _is_zero(g):
+        return g
+    _no_sparse_pair(x, y)
+    w = _values_at(g, x) * x.data
+    y_arr = np.asarray(y)
+    dtype = np.result_type(_float_dtype(y_arr.dtype), w.dtype)
+    if y_arr.ndim == 0:
+        s = np.sum(w, dtype=dtype)
+        return float(s) if not isinstance(y, (np.ndarray, np.generic)) else s
+    rows, cols = _entry_coords(x)
+    shape2 = (1,) * (2 - y_arr.ndim) + y_arr.shape
+    r = rows.astype(np.int64) if shape2[0] > 1 else 0
+    c = cols.astype(np.int64) if shape2[1] > 1 else 0
+    flat = np.bincount(np.broadcast_to(r * shape2[1] + c, w.shape), weights=w, minlength=shape2[0] * shape2[1])
+    return flat.astype(dtype, copy=False).reshape(y_arr.shape)
+
+
+def _no_sparse_pair(x, y):
+    if sp.issparse(y):
+        from ..errors import MissingRuleError
+        raise MissingRuleError("A.multiply(B) with two sparse matrices (srcad differentiates "
+                               "A.multiply(D) with a dense D)")
+
+
+# ---- .data and construction -----------------------------------------------------------------
+def data_vjp(g, x):
+    """Cotangent of a sparse x from that of x.data."""
+    if _is_zero(g):
+        return g
+    return _like(x, np.asarray(g))
+
+
+def data_jvp(x_dot, x):
+    """Tangent of x.data."""
+    if _is_zero(x_dot):
+        return x_dot
+    return x_dot.data if sp.issparse(x_dot) else np.asarray(x_dot)[_entry_coords(x)]
+
+
+def _is_triple(arg1):
+    return isinstance(arg1, (tuple, list)) and len(arg1) == 3
+
+
+def _is_coo_pair(arg1):
+    return (isinstance(arg1, (tuple, list)) and len(arg1) == 2
+            and isinstance(arg1[1], (tuple, list)) and len(arg1[1]) == 2)
+
+
+def construct_vjp(g, arg1, ans):
+    """Cotangent of the argument of csr_array(arg1)/coo_array(arg1)/... (and the _matrix forms).
+    For (values, indices, indptr) it is [values_bar, 0.0, 0.0], for (values, (row, col)) it is
+    [values_bar, [0.0, 0.0]]: integer index arrays carry no derivative."""
+    if _is_zero(g):
+        return g
+    if _is_triple(arg1):
+        vals = _values_at(g, ans)                     # a CSR/CSC keeps the values' order
+        return [_as_values(vals, arg1[0]), 0.0, 0.0]
+    if _is_coo_pair(arg1):
+        if ans.format == "coo":
+            vals = _values_at(g, ans)                 # COO keeps order and duplicates
+        else:                                         # CSR from (values, (row, col)): summed duplicates
+            vals = _matrix_at(g, np.asarray(arg1[1][0]), np.asarray(arg1[1][1]))
+        return [_as_values(vals, arg1[0]), [0.0, 0.0]]
+    if sp.issparse(arg1):                             # a format conversion
+        return _like(arg1, _matrix_at(g, *_entry_coords(arg1)))
+    if isinstance(arg1, tuple):                       # a shape: an empty matrix
+        return [0.0] * len(arg1)
+    return g.toarray() if sp.issparse(g) else g       # a dense argument is already dense
+
+
+def _as_values(vals, values):
+    shape = np.shape(values)
+    vals = np.asarray(vals)
+    if isinstance(values, np.ndarray):
+        return vals.astype(_float_dtype(values.dtype), copy=False).reshape(shape)
+    return vals.reshape(shape)
+
+
+def construct_jvp(arg1_dot, arg1, ans):
+    """Tangent of csr_array(arg1) / coo_array(arg1): ans's class and pattern, the values' tangents."""
+    if _is_zero(arg1_dot):
+        return arg1_dot
+    if _is_triple(arg1) or _is_coo_pair(arg1):
+        v_dot = arg1_dot[0]
+        if _is_zero(v_dot):
+            return 0.0
+        v_dot = np.broadcast_to(np.asarray(v_dot), np.shape(arg1[0])).reshape(-1)
+        if ans.format == "coo" or _is_triple(arg1):
+            return _like(ans, v_dot)
+        rest = (arg1[1][0], arg1[1][1])
+        return type(ans)((v_dot, rest), shape=ans.shape)
+    if sp.issparse(arg1):
+        return type(ans)(arg1_dot, shape=ans.shape)
+    return type(ans)(np.asarray(arg1_dot), shape=ans.shape) if not isinstance(arg1, tuple) else 0.0
+
+
+# ---- max/min over stored entries -----------------------------------------------------------------
+_TIES = {}            # id(result) -> (weakref to the result, tie counts): saves the vjp a pass
+
+
+def _remember(ans, counts):
+    key = id(ans)
+    try:
+        ref = weakref.ref(ans, lambda _, key=key: _TIES.pop(key, None))
+    except TypeError:
+        return
+    _TIES[key] = (ref, counts)
+
+
+def _recall(ans):
+    hit = _TIES.get(id(ans))
+    if hit is not None and hit[0]() is ans:
+        return hit[1]
+    return None
+
+
+def _reduce_groups(A, axis):
+    axis = _axis(axis)
+    if axis is None:
+        nnz = len(A.data)
+        return _Groups(np.array([0, nnz], np.int64), None, None, 1)
+    return row_groups(A) if axis == 1 else col_groups(A)
+
+
+def _group_reduce(grp, data, op):
+    if grp.pos is None:
+        return K.csr_row_reduce(grp.ptr, data, grp.n, op)
+    return K.csr_col_reduce(grp.ptr, grp.pos, data, grp.n, op)
+
+
+def reduce(A, axis, op):
+    """Max (op="max") or min of A's stored entries: a scalar (axis None), or a dense 1-D array with
+    one entry per row (axis=1) or column (axis=0); an empty row/column gives -inf/+inf."""
+    if not sp.issparse(A) or _fmt(A) is None:
+        raise TypeError(f"srcad.sparse.reduce_{op} takes a scipy sparse CSR, CSC or COO matrix, "
+                        f"not {type(A).__name__}")
+    grp = _reduce_groups(A, axis)
+    vals, counts = _group_reduce(grp, A.data, op)
+    if _axis(axis) is None:
+        return vals[0]
+    _remember(vals, counts)
+    return vals
+
+
+def reduce_vjp(g, A, ans, axis, op):
+    """Cotangent of A from that of reduce(A, axis, op): g shared evenly among tied entries."""
+    if _is_zero(g):
+        return g
+    grp = _reduce_groups(A, axis)
+    vals = np.asarray(ans).reshape(-1)
+    counts = _recall(ans)
+    if counts is None:
+        vals2, counts = _group_reduce(grp, A.data, op)
+    g = np.broadcast_to(np.asarray(g, dtype=_float_dtype(np.asarray(g).dtype)), (grp.n,))
+    if grp.pos is None:
+        gdata = K.csr_row_reduce_vjp(grp.ptr, A.data, vals, counts, g)
+    else:
+        gdata = K.csr_col_reduce_vjp(grp.ptr, grp.pos, A.data, vals, counts, g)
+    return _like(A, gdata)
+
+
+def reduce_jvp(A_dot, A, ans, axis, op):
+    """Tangent of reduce(A, axis, op): the mean of the tied entries' tangents (0 for an empty group)."""
+    if _is_zero(A_dot):
+        return A_dot
+    grp = _reduce_groups(A, axis)
+    w = reduce_vjp(np.ones(grp.n), A, ans, axis, op).data * _values_at(A_dot, A)
+    ax = _axis(axis)
+    if ax is None:
+        return np.sum(w)
+    rows, cols = _entry_coords(A)
+    return np.bincount(rows if ax == 1 else cols, weights=w, minlength=grp.n).astype(w.dtype, copy=False)
+
+
+# ---- segment reductions ------------------------------------------------------------------------
+def segment(data, segment_ids, num_segments, op):
+    """sum/max/min of the rows of data by segment id; an empty segment gives 0/-inf/+inf."""
+    out, counts = K.segment_reduce(data, segment_ids, int(num_segments), op)
+    if op != "sum":
+        _remember(out, counts)
+    return out
+
+
+def segment_vjp(g, data, segment_ids, ans, op):
+    """Cotangent of data from that of segment(data, segment_ids, n, op)."""
+    if _is_zero(g):
+        return g
+    g = np.broadcast_to(np.asarray(g), np.shape(ans))
+    if op == "sum":
+        return K.segment_reduce_vjp(data, segment_ids, None, None, g, "sum").reshape(np.shape(data))
+    counts = _recall(ans)
+    if counts is None:
+        _, counts = K.segment_reduce(data, segment_ids, len(ans), op)
+    return K.segment_reduce_vjp(data, segment_ids, ans, counts, g, op)
+
+
+def segment_jvp(data_dot, data, segment_ids, ans, op):
+    """Tangent of segment(data, segment_ids, n, op): sums of tangents, or means over tied rows."""
+    if _is_zero(data_dot):
+        return data_dot
+    data_dot = np.broadcast_to(np.asarray(data_dot), np.shape(data))
+    if op != "sum":
+        w = segment_vjp(np.ones(np.shape(ans)), data, segment_ids, ans, op)
+        data_dot = w * data_dot
+    return K.segment_reduce(data_dot, segment_ids, len(ans), "sum")[0]
+
+
+# ---- row gathers ---------------------------------------------------------------------------------
+def take(x, indices, axis=None):
+    """np.take(x, indices, axis); a row gather (axis=0) of a dense array through the parallel kernel."""
+    if (axis == 0 and isinstance(x, np.ndarray) and x.ndim >= 1 and isinstance(indices, np.ndarray)
+            and indices.dtype.kind in "iu" and not x.dtype.hasobject):
+        return K.gather_rows(x, indices)
+    return np.take(x, indices, axis=axis)
+
+
+def take_vjp(g, x, indices, axis=None):
+    """Cotangent of x from that of np.take(x, indices, axis): a row gather gives a RowSparse."""
+    if _is_zero(g):
+        return g
+    from . import index_vjp
+    if axis is None:
+        return np.reshape(index_vjp(np.ravel(g), np.ravel(x), np.ravel(indices)), np.shape(x))
+    if axis % np.ndim(x) == 0:
+        idx = np.asarray(indices)
+        if idx.ndim == 1:
+            return index_vjp(g, x, idx)
+        g = np.asarray(g).reshape((-1,) + np.shape(x)[1:])
+        return index_vjp(g, x, idx.reshape(-1))
+    moved = np.moveaxis(np.asarray(g), axis, 0) if np.ndim(indices) == 1 else None
+    if moved is None:
+        raise NotImplementedError("np.take with a multi-dimensional index along an inner axis")
+    out = np.zeros(np.shape(x), np.result_type(_float_dtype(np.result_type(x)), moved.dtype))
+    np.add.at(np.moveaxis(out, axis, 0), np.asarray(indices), moved)
+    return out
+
+
+# ---- in-place accumulation -------------------------------------------------------------------------
+def accumulate(acc, g):
+    """acc += g in place (dense, RowSparse, scipy sparse with acc's pattern, or a tuple/list of
+    these); returns acc. Deterministic: the same bits for any thread count."""
+    from .rowsparse import RowSparse
+    if _is_zero(g):
+        return acc
+    if isinstance(acc, (tuple, list)):
+        for a, b in zip(acc, g):
+            accumulate(a, b)
+        return acc
+    if sp.issparse(acc):
+        if not sp.issparse(g) or not _same_pattern(acc, g):
+            raise ValueError("srcad.accumulate: a sparse accumulator takes a gradient with its class "
+                             "and stored pattern (the gradient of the same sparse argument)")
+        K.add_into(acc.data, g.data)
+        return acc
+    if isinstance(acc, RowSparse):
+        if isinstance(g, RowSparse):
+            add_i, add_v = g.indices, g.values
+        else:
+            dense = np.asarray(g.toarray() if sp.issparse(g) else g)
+            add_i, add_v = np.arange(acc.shape[0]), np.broadcast_to(dense, acc.shape)
+        acc.indices = np.concatenate([acc.indices, add_i])
+        acc.values = np.concatenate([acc.values, np.asarray(add_v, acc.values.dtype)])
+        return acc
+    if not isinstance(acc, np.ndarray):
+        raise TypeError(f"srcad.accumulate needs an accumulator it can update in place (an ndarray, "
+                        f"a RowSparse or a scipy sparse matrix), not {type(acc).__name__}")
+    if isinstance(g, RowSparse):
+        return K.scatter_add_rows_into(acc, g.indices, g.values)
+    if sp.issparse(g):
+        rows, cols = _entry_coords(g)
+        np.add.at(acc, (rows, cols), g.data.astype(acc.dtype, copy=False))
+        return acc
+    return K.add_into(acc, g)

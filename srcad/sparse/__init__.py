@@ -1,0 +1,57 @@
+"""srcad.sparse: sparse operations with exact, sparse, deterministic derivatives.
+
+Each function here runs srcad's compiled kernels; srcad differentiates calls of them through
+the rules in srcad/rules/sparse_rules.py (they are library functions, never transformed).
+
+- `matmul(A, X)`: A @ X for a scipy sparse A (CSR, CSC, COO; `_array` or `_matrix`) and a
+  dense 1-D or 2-D X, as a dense ndarray.
+- `reduce_max(A, axis=None)`, `reduce_min`: over stored entries only (explicit zeros count,
+  implicit zeros do not). axis=None gives a scalar, axis=1 a dense 1-D array with one entry per
+  row, axis=0 one per column. An empty row/column gives -inf (max) / +inf (min) and receives no
+  gradient; the gradient of a group is split evenly among its tied entries.
+- `segment_sum(data, segment_ids, num_segments)`, `segment_max`, `segment_min`: over the first
+  axis of a dense `data`, `segment_ids` in any order; the result has shape
+  `(num_segments,) + data.shape[1:]`; an empty segment gives 0 / -inf / +inf and no gradient.
+- `accumulate(acc, g)`: acc += g in place, deterministically (also `srcad.accumulate`).
+"""
+from ..runtime import sparse_ops as _ops
+
+__all__ = ["matmul", "reduce_max", "reduce_min", "segment_sum", "segment_max", "segment_min",
+           "accumulate"]
+
+
+def matmul(A, X):
+    """A @ X through srcad's compiled kernel (a dense ndarray; never np.matrix)."""
+    return _ops.sparse_matmul(A, X)
+
+
+def reduce_max(A, axis=None):
+    """The largest stored entry of A (axis=None), of each row (axis=1) or of each column (axis=0)."""
+    return _ops.reduce(A, axis, "max")
+
+
+def reduce_min(A, axis=None):
+    """The smallest stored entry of A (axis=None), of each row (axis=1) or of each column (axis=0)."""
+    return _ops.reduce(A, axis, "min")
+
+
+def segment_sum(data, segment_ids, num_segments):
+    """out[s] = sum of data[k] over k with segment_ids[k] == s (0 for an empty segment)."""
+    return _ops.segment(data, segment_ids, num_segments, "sum")
+
+
+def segment_max(data, segment_ids, num_segments):
+    """out[s] = max of data[k] over k with segment_ids[k] == s (-inf for an empty segment)."""
+    return _ops.segment(data, segment_ids, num_segments, "max")
+
+
+def segment_min(data, segment_ids, num_segments):
+    """out[s] = min of data[k] over k with segment_ids[k] == s (+inf for an empty segment)."""
+    return _ops.segment(data, segment_ids, num_segments, "min")
+
+
+def accumulate(acc, g):
+    """Add the gradient g into acc in place and return acc: dense arrays, srcad.RowSparse, scipy
+    sparse gradients with acc's pattern (or tuples/lists of these). The same bits for any
+    thread count."""
+    return _ops.accumulate(acc, g)
