@@ -192,8 +192,13 @@ def jvp(f, primals, tangents):
     return _call_jvp(fn, primals, dots)
 
 
+@functools.lru_cache(maxsize=None)
+def _signature(fn):
+    return inspect.signature(fn)
+
+
 def _call_jvp(fn, primals, dots):
-    sig = inspect.signature(fn)
+    sig = _signature(fn)
     pos = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_OR_KEYWORD]
     kw = {}
     args = list(primals)
@@ -274,12 +279,14 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None):
         fn = getattr(mod, mod.srcad_main)
         return lambda v: _call_jvp(fn, tuple(args), {name + "_dot": v})
 
+    patterns = {}
+
     @functools.wraps(f)
     def wrapper(*args):
         x = args[k]
         if sparsity == "auto":
             from .sparsity import sparse_jacobian
-            J, _ = sparse_jacobian(tangent_sweep(args), x)
+            J, _ = sparse_jacobian(tangent_sweep(args), x, patterns)
             return J
         xshape = np.shape(x)
         n = int(np.prod(xshape, dtype=int))

@@ -69,35 +69,70 @@ def detect(jvp_call, x):
 def color_columns(rows, cols, m, n):
     """Greedy colouring: columns that share a row get different colours. Returns colours (n,)."""
     pattern = sp.csr_array((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(m, n))
+    pattern.sum_duplicates()
     by_col = pattern.tocsc()
-    color = np.full(n, -1, dtype=np.int64)
+    r_ptr, r_idx = pattern.indptr.tolist(), pattern.indices.tolist()
+    c_ptr, c_idx = by_col.indptr.tolist(), by_col.indices.tolist()
+    color = [-1] * n
     for k in range(n):
-        rows_k = by_col.indices[by_col.indptr[k]:by_col.indptr[k + 1]]
         taken = set()
-        for r in rows_k:
-            neigh = pattern.indices[pattern.indptr[r]:pattern.indptr[r + 1]]
-            taken.update(color[neigh][color[neigh] >= 0].tolist())
+        for r in c_idx[c_ptr[k]:c_ptr[k + 1]]:
+            for j in r_idx[r_ptr[r]:r_ptr[r + 1]]:
+                taken.add(color[j])
         c = 0
         while c in taken:
             c += 1
         color[k] = c
-    return color
+    return np.asarray(color, dtype=np.int64)
 
 
-def sparse_jacobian(jvp_call, x):
-    """The Jacobian as a csr_array (y.size, x.size): pattern, colouring, one sweep per colour."""
-    y, rows, cols, m, n = detect(jvp_call, x)
-    color = color_columns(rows, cols, m, n) if n else np.zeros(0, dtype=np.int64)
-    ncolors = int(color.max()) + 1 if n else 0
-    values = np.zeros(len(rows), dtype=np.float64)
-    col_color = color[cols]
-    shape = np.shape(x)
-    for c in range(ncolors):
-        v = (color == c).astype(np.float64).reshape(shape)
-        _, y_dot = jvp_call(v)
-        compressed = np.broadcast_to(np.asarray(y_dot, dtype=np.float64), np.shape(y)).reshape(-1)
-        hit = col_color == c
-        values[hit] = compressed[rows[hit]]
-    J = sp.csr_array((values, (rows, cols)), shape=(m, n))
-    J.sum_duplicates()
-    return J, ncolors
+class Pattern:
+    """A detected Jacobian pattern and its colouring, reused while a check sweep agrees with it."""
+
+    def __init__(self, jvp_call, x):
+        self.y, self.rows, self.cols, self.m, self.n = detect(jvp_call, x)
+        self.color = color_columns(self.rows, self.cols, self.m, self.n) if self.n else np.zeros(0, np.int64)
+        self.ncolors = int(self.color.max()) + 1 if self.n else 0
+
+    def evaluate(self, jvp_call, x):
+        values = np.zeros(len(self.rows), dtype=np.float64)
+        col_color = self.color[self.cols]
+        y = None
+        for c in range(self.ncolors):
+            v = (self.color == c).astype(np.float64).reshape(np.shape(x))
+            y, y_dot = jvp_call(v)
+            compressed = np.broadcast_to(np.asarray(y_dot, dtype=np.float64), np.shape(y)).reshape(-1)
+            hit = col_color == c
+            values[hit] = compressed[self.rows[hit]]
+        J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))
+        J.sum_duplicates()
+        return J
+
+    def agrees(self, J, jvp_call, x, seed=12345):
+        """One more sweep along a random direction r: J @ r must equal the tangent (else the
+        pattern found earlier no longer holds at x, e.g. because a branch went the other way)."""
+        r = np.random.default_rng(seed).standard_normal(np.shape(x))
+        y, y_dot = jvp_call(r)
+        want = np.broadcast_to(np.asarray(y_dot, dtype=np.float64), np.shape(y)).reshape(-1)
+        got = J @ r.reshape(-1)
+        scale = np.abs(want).max(initial=0.0) + np.abs(got).max(initial=0.0) + 1e-300
+        return np.shape(y) == np.shape(self.y) and np.abs(got - want).max(initial=0.0) <= 1e-10 * scale
+
+
+def sparse_jacobian(jvp_call, x, cache=None):
+    """The Jacobian as a csr_array (y.size, x.size), and the number of colours.
+
+    With a cache (a dict), the pattern detected for inputs of this shape is reused as long as a
+    check sweep along a random direction agrees with the compressed Jacobian; when it does not,
+    the pattern is detected again at x.
+    """
+    key = (np.shape(x), np.asarray(x).dtype.str)
+    pat = cache.get(key) if cache is not None else None
+    if pat is not None:
+        J = pat.evaluate(jvp_call, x)
+        if pat.agrees(J, jvp_call, x):
+            return J, pat.ncolors
+    pat = Pattern(jvp_call, x)
+    if cache is not None:
+        cache[key] = pat
+    return pat.evaluate(jvp_call, x), pat.ncolors

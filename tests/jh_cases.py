@@ -45,3 +45,9 @@ def energy(x, A):
 
 def matrix_sum_cubed(X):
     return np.sum(X ** 3) + np.sum(X[0] * X[1])
+
+
+def switching(x):
+    if np.sum(x) > 0:
+        return x[:-1] * x[1:]
+    return np.cumsum(x)[1:]

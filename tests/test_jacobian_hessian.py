@@ -133,3 +133,12 @@ def test_hessian_of_matrix_input():
     H = srcad.hessian(jc.matrix_sum_cubed)(X)
     assert H.shape == (2, 2, 2, 2)
     np.testing.assert_allclose(H, fd_hessian(jc.matrix_sum_cubed, (X,)), rtol=1e-4, atol=1e-5)
+
+
+def test_sparse_pattern_is_detected_again_when_a_branch_changes_it():
+    jac = srcad.jacobian(jc.switching, sparsity="auto")
+    x_pos = np.abs(rng.normal(size=6)) + 0.1
+    x_neg = -x_pos
+    for x in (x_pos, x_neg, x_pos):
+        J = jac(x)
+        np.testing.assert_allclose(J.toarray(), fd_jacobian(jc.switching, (x,)), rtol=1e-6, atol=1e-8)

@@ -370,8 +370,11 @@ class Normalizer:
             s = sum((p[0] for p in parts), [])
             n = parts[0][1] if len(parts) == 1 else ast.Call(name("min"), [p[1] for p in parts], [])
             return s, n, lambda k: ast.Tuple([p[2](k) for p in parts], ast.Load())
-        if found and obj is builtins.reversed:      # for i in reversed(range(n)[:k]): a list of the indices
-            it = ast.Call(name("list"), [it], [])
+        if found and obj is builtins.reversed:      # the same items, last first: xs[-1 - k]
+            if len(it.args) != 1 or it.keywords:
+                self.fail(it, "this form of reversed")
+            s, n, item = self.sequence(it.args[0])
+            return s, n, lambda k: item(ast.BinOp(ast.Constant(-1), ast.Sub(), k))
         s, seq = self.atom(it, "seq")
         if isinstance(seq, ast.Name) and seq.id in self.loop_rebinds:
             # `for t in v: v = ...` iterates over the original v: keep a reference to it

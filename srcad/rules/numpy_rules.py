@@ -116,6 +116,7 @@ defrule(["op:Mod", np.mod, np.remainder], "x, y", ("g", "-g * np.floor_divide(x,
         ("x_dot", "-y_dot * np.floor_divide(x, y)"), broadcast=True)
 
 # ---- Python containers -------------------------------------------------------------------
+defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(g, x)", "list(x_dot)")
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
 
 # ---- outputs carry no derivative ---------------------------------------------------------

@@ -436,8 +436,16 @@ def index_vjp(g, x, idx):
         idx = np.where(idx < 0, idx + x.shape[0], idx)
         return RowSparse(idx, np.broadcast_to(g, (len(idx),) + x.shape[1:]), x.shape)
     out = np.zeros(np.shape(x), dtype=np.result_type(_float_dtype(x), np.asarray(g).dtype))
-    np.add.at(out, idx, g)
+    if _is_basic(idx):
+        out[idx] = g        # ints and slices never repeat an entry
+    else:
+        np.add.at(out, idx, g)
     return out
+
+
+def _is_basic(idx):
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return all(isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis for p in parts)
 
 
 def index_jvp(x_dot, x, idx):
