@@ -5,7 +5,8 @@ srcad reads a function's source and writes new Python source for its derivative:
 """
 from . import runtime
 from . import sparse
-from .api import emit, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from .api import check_grad, emit, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+from .custom import custom_jvp, custom_vjp
 from .errors import (GradientCheckError, MissingRuleError, NonScalarOutputError, NumericsError,
                      SrcadError, UnsupportedSyntaxError)
 from .rules import numpy_rules as _numpy_rules  # noqa: F401  (fills the rule table)
@@ -28,6 +29,6 @@ def get_num_threads():
     return _kernels.get_num_threads()
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hessian", "hvp", "jacobian", "emit", "register_vjp", "register_jvp", "nondifferentiable",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hessian", "hvp", "jacobian", "check_grad", "custom_vjp", "custom_jvp", "emit", "register_vjp", "register_jvp", "nondifferentiable",
            "set_num_threads", "get_num_threads", "RowSparse", "accumulate", "SrcadError", "UnsupportedSyntaxError",
            "MissingRuleError", "NonScalarOutputError", "GradientCheckError", "NumericsError"]

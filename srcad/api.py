@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from . import runtime as rt
 from .errors import NonScalarOutputError, SrcadError
+from .rules import registry
 from .transform.compile import cached_text, load_module
 from .transform.emit import module_text
 from .transform.unit import Unit
@@ -29,10 +30,11 @@ def _header(func, mode, wrt_names, unit_fn):
 def _build(func, mode, wrt, row_sparse=(), variant="plain"):
     """(module text, supplied names, main function name) for func's derivative."""
     unit = Unit(mode)
+    unit.check_numerics = variant == "value+numerics"
     if mode == "reverse":
         main, seed = unit.reverse(func, wrt, name=func.__name__ + "_vjp", row_sparse=row_sparse)
         extra = []
-        if variant == "value":
+        if variant.startswith("value"):
             extra = [unit.reverse(func, wrt, name=func.__name__ + "_value_and_vjp",
                                   return_value=True, row_sparse=row_sparse)[0]]
         _, wrt_names = main.srcad_origin
@@ -47,7 +49,7 @@ def _build(func, mode, wrt, row_sparse=(), variant="plain"):
 
 
 def _module(func, mode, wrt, row_sparse=(), variant="plain"):
-    key = (func, mode, _key_wrt(wrt), tuple(row_sparse), variant)
+    key = (func, mode, _key_wrt(wrt), tuple(row_sparse), variant, registry.generation[0])
     mod = _MODULES.get(key)
     if mod is None:
         text, supplied, name = cached_text(key, lambda: _build(func, mode, wrt, row_sparse, variant))
@@ -100,7 +102,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        mod = _module(f, "reverse", wrt, rs, variant="value")
+        mod = _module(f, "reverse", wrt, rs, variant="value+numerics" if check_numerics else "value")
         fn = getattr(mod, f.__name__ + "_value_and_vjp")
         seed_name = list(inspect.signature(fn).parameters)[-1]
         # one forward sweep: the generated code checks the output before its adjoint sweep
@@ -166,7 +168,8 @@ def emit(f, mode="reverse", wrt=0):
     """The generated derivative code of f as the text of a standalone Python module."""
     if mode not in ("reverse", "forward"):
         raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-    text, _, _ = cached_text((f, mode, _key_wrt(wrt), (), "plain"), lambda: _build(f, mode, wrt))
+    text, _, _ = cached_text((f, mode, _key_wrt(wrt), (), "plain", registry.generation[0]),
+                             lambda: _build(f, mode, wrt))
     return text
 
 
@@ -324,3 +327,55 @@ def _basis(n):
         e = np.zeros(n)
         e[k] = 1.0
         yield e
+
+
+def check_grad(f, *args, wrt=0, eps=None, rtol=None, atol=None):
+    """Compare srcad's gradient of f at args with central finite differences (float64).
+
+    Returns the largest absolute error; raises srcad.GradientCheckError listing the worst entries
+    when some entry differs by more than atol + rtol * |finite difference|.
+    """
+    from .errors import GradientCheckError
+    eps = 1e-6 if eps is None else eps
+    rtol = 1e-5 if rtol is None else rtol
+    atol = 1e-6 if atol is None else atol
+    ws = wrt if isinstance(wrt, tuple) else (wrt,)
+    got = grad(f, wrt=wrt)(*args)
+    got = got if isinstance(wrt, tuple) else (got,)
+    worst = 0.0
+    for w, g in zip(ws, got):
+        k = _single_wrt(f, w, "check_grad")
+        x = args[k]
+        base = np.array(x.data if sp.issparse(x) else x, dtype=np.float64)
+        flat = base.reshape(-1)
+        fd = np.zeros(flat.size)
+        for j in range(flat.size):
+            vals = []
+            for sgn in (1.0, -1.0):
+                v = flat.copy()
+                v[j] += sgn * eps
+                if sp.issparse(x):
+                    xv = x.copy()
+                    xv.data = v.reshape(x.data.shape).astype(x.dtype)
+                elif isinstance(x, float):
+                    xv = float(v[0])
+                else:
+                    xv = v.reshape(np.shape(x)).astype(np.result_type(x, np.float32))
+                a = list(args)
+                a[k] = xv
+                vals.append(float(np.sum(f(*a))))
+            fd[j] = (vals[0] - vals[1]) / (2 * eps)
+        have = np.asarray(g.data if sp.issparse(g) else g, dtype=np.float64).reshape(-1)
+        err = np.abs(have - fd)
+        bad = err > atol + rtol * np.abs(fd)
+        worst = max(worst, float(err.max(initial=0.0)))
+        if bad.any():
+            order = np.argsort(-err)[:5]
+            rows = "\n".join(f"  entry {int(i)}: srcad {have[i]!r}, finite differences {fd[i]!r}, "
+                              f"error {err[i]:.3g}" for i in order if bad[i])
+            raise GradientCheckError(
+                f"the gradient of {f.__name__} w.r.t. argument {k} disagrees with central finite differences "
+                f"(eps={eps}, rtol={rtol}, atol={atol}) at {int(bad.sum())} of {bad.size} entries; worst:\n{rows}\n"
+                f"If f has kinks or branches near this point, try another point or a smaller eps; otherwise "
+                f"read the generated code with srcad.emit({f.__name__}) and report the rule at fault.")
+    return worst

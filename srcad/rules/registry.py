@@ -32,6 +32,7 @@ class Rule:
 
 _TABLE = {}          # built-in rules
 _USER = {}           # registered by the user; these win
+generation = [0]     # bumped by every registration, so generated code made before it is not reused
 
 
 def _parse(template):
@@ -88,6 +89,8 @@ def lookup(key):
 
 def _user_rule(func):
     rule = _USER.get(func)
+    if rule is not None:
+        generation[0] += 1
     if rule is None:
         try:
             sig = inspect.signature(func)
@@ -95,6 +98,7 @@ def _user_rule(func):
             sig = _signature("*args, **kwargs")
         rule = Rule(func, list(sig.parameters), sig)
         _USER[func] = rule
+    generation[0] += 1      # every registration: code generated before it is not reused
     return rule
 
 

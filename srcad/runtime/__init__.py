@@ -572,3 +572,16 @@ def snapshot(y):
     if _is_seq(y):
         return type(y)(snapshot(v) for v in y)
     return y
+
+
+def check_finite(v, name, where):
+    """Raise srcad.NumericsError if a derivative holds NaN or Inf (grad(check_numerics=True))."""
+    if _is_zero(v) or _is_seq(v):
+        return
+    data = v.data if sp.issparse(v) else (v.values if isinstance(v, RowSparse) else v)
+    if not np.all(np.isfinite(data)):
+        from ..errors import NumericsError
+        kind = "NaN" if np.any(np.isnan(data)) else "Inf"
+        raise NumericsError(f"{where}: the derivative {name} became {kind} in the adjoint of this line "
+                            f"(the first one that did, going backwards from the output). Look for a "
+                            f"division by zero, a log or sqrt at 0, or an overflow on this line.")

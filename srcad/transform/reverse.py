@@ -33,7 +33,9 @@ class _Marker:
 
 
 class Reverse:
-    def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=()):
+    def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
+                 check_numerics=False):
+        self.check_numerics, self.current = check_numerics, None
         self.fn, self.an, self.parsed, self.namer = fn, analysis, parsed, namer
         self.wrt, self.unit, self.seed, self.top_level = list(wrt), unit, seed, top_level
         self.row_sparse = set(row_sparse)
@@ -91,6 +93,10 @@ class Reverse:
         else:
             code.append(assign(b, expr))
             live.add(b)
+        if self.check_numerics and self.current is not None:
+            line = getattr(self.current, "user_line", 0)
+            where = f"{self.parsed.filename}:{line}: {self.parsed.line_text(line)}"
+            code.append(ast.Expr(rt("check_finite", N(b), ast.Constant(b), ast.Constant(where))))
 
     # -- adjoint of one statement ----------------------------------------------------------
     def adjoint_block(self, stmts, live):
@@ -108,6 +114,7 @@ class Reverse:
         return out
 
     def adjoint_stmt(self, st, live):
+        self.current = st
         op = self.an.op(st)
         k = op.kind
         if k in ("assign", "display"):

@@ -65,6 +65,7 @@ class Unit:
 
     # -- reverse mode ----------------------------------------------------------------------
     def reverse(self, func, wrt, top_level=True, name=None, return_value=False, row_sparse=()):
+        check = getattr(self, "check_numerics", False)
         from .reverse import Reverse
         parsed, fn, normalizer = prepare(func)
         self.parsed.append(parsed)
@@ -74,7 +75,7 @@ class Unit:
         seed = normalizer.namer.fresh(fn.name + "_bar")
         name = name or self.fresh(fn.name + "_vjp")
         rev = Reverse(fn, an, parsed, normalizer.namer, wrt_names, self, seed, top_level,
-                      row_sparse=[n for n in wrt_names if n in set(row_sparse)])
+                      row_sparse=[n for n in wrt_names if n in set(row_sparse)], check_numerics=check)
         self.tuple_wrt_of[id(rev)] = isinstance(wrt, tuple)
         out = rev.run(name, return_value=return_value)
         out.srcad_origin = (parsed, wrt_names)

@@ -1,0 +1,44 @@
+"""custom_vjp / custom_jvp: a function whose derivative the user supplies (JAX's conventions)."""
+import functools
+
+from .rules.registry import register_jvp, register_vjp
+
+
+class custom_vjp:
+    """Decorator: `f.defvjp(fwd, bwd)` with fwd(*args) -> (y, residuals) and
+    bwd(residuals, dy) -> one cotangent per positional argument."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+    def __hash__(self):
+        return id(self)
+
+    def defvjp(self, fwd, bwd):
+        def rule(*args, **kwargs):
+            y, residuals = fwd(*args, **kwargs)
+            return y, lambda dy: tuple(bwd(residuals, dy))
+        register_vjp(self, rule)
+        return self
+
+
+class custom_jvp:
+    """Decorator: `f.defjvp(rule)` with rule(primals, tangents) -> (y, y_dot)."""
+
+    def __init__(self, fun):
+        self.fun = fun
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args, **kwargs):
+        return self.fun(*args, **kwargs)
+
+    def __hash__(self):
+        return id(self)
+
+    def defjvp(self, rule):
+        register_jvp(self, rule)
+        return self

@@ -1,0 +1,55 @@
+"""User functions for the API tests: custom rules, numerics checks, gradient checks."""
+import numpy as np
+
+import srcad
+
+
+@srcad.custom_vjp
+def clipped_identity(x):
+    return x
+
+
+def _fwd(x):
+    return x, None
+
+
+def _bwd(res, dy):
+    return (np.clip(dy, -1.0, 1.0),)
+
+
+clipped_identity.defvjp(_fwd, _bwd)
+
+
+@srcad.custom_jvp
+def softplus(x):
+    return np.log1p(np.exp(x))
+
+
+def _softplus_jvp(primals, tangents):
+    (x,), (x_dot,) = primals, tangents
+    return np.log1p(np.exp(x)), x_dot / (1.0 + np.exp(-x))
+
+
+softplus.defjvp(_softplus_jvp)
+
+
+def uses_clipped(x):
+    return np.sum(clipped_identity(3.0 * x) ** 2)
+
+
+def uses_softplus(x):
+    return np.sum(softplus(x) * x)
+
+
+def sqrt_sum(x):
+    y = x * 2.0
+    r = np.sqrt(y)
+    return np.sum(r)
+
+
+def wrong_on_purpose(x):
+    return np.sum(fake_rule_target(x))
+
+
+def fake_rule_target(x):
+    return x ** 2
