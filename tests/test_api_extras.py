@@ -83,3 +83,26 @@ def test_traceback_shows_the_generated_line():
     else:
         raise AssertionError("expected an error for string input")
     assert srcad.grad(ac.sqrt_sum)(x).shape == (2,)
+
+
+def test_row_gather_gradient_million_rows_matches_add_at_and_is_thread_deterministic():
+    rng = np.random.default_rng(0)
+    E = rng.normal(size=(1_000_000, 4))
+    idx = rng.integers(0, 1_000_000, size=300_000)
+    idx[:1000] = 7                                       # many repeats of one row
+    W = rng.normal(size=(300_000, 4))
+    want = np.zeros_like(E)
+    np.add.at(want, idx, W)                              # the reference: d sum(E[idx] * W) / dE
+    g = srcad.grad(ac.embedding_loss)
+    try:
+        srcad.set_num_threads(1)
+        g1 = g(E, idx, W)
+        srcad.set_num_threads(2)
+        g2 = g(E, idx, W)
+    finally:
+        srcad.set_num_threads(2)
+    np.testing.assert_array_equal(g1, want)
+    assert g1.tobytes() == g2.tobytes()
+    rs = srcad.grad(ac.embedding_loss, row_sparse=True)(E, idx, W)
+    assert isinstance(rs, srcad.RowSparse) and rs.shape == E.shape
+    np.testing.assert_array_equal(rs.todense(), want)
