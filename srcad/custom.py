@@ -4,9 +4,8 @@ import functools
 from .rules.registry import register_jvp, register_vjp
 
 
-class custom_vjp:
-    """Decorator: `f.defvjp(fwd, bwd)` with fwd(*args) -> (y, residuals) and
-    bwd(residuals, dy) -> one cotangent per positional argument."""
+class _Custom:
+    """A callable standing for `fun`, looked up in the rule table by identity."""
 
     def __init__(self, fun):
         self.fun = fun
@@ -17,6 +16,11 @@ class custom_vjp:
 
     def __hash__(self):
         return id(self)
+
+
+class custom_vjp(_Custom):
+    """Decorator: `f.defvjp(fwd, bwd)` with fwd(*args) -> (y, residuals) and
+    bwd(residuals, dy) -> one cotangent per positional argument."""
 
     def defvjp(self, fwd, bwd):
         def rule(*args, **kwargs):
@@ -26,18 +30,8 @@ class custom_vjp:
         return self
 
 
-class custom_jvp:
+class custom_jvp(_Custom):
     """Decorator: `f.defjvp(rule)` with rule(primals, tangents) -> (y, y_dot)."""
-
-    def __init__(self, fun):
-        self.fun = fun
-        functools.update_wrapper(self, fun)
-
-    def __call__(self, *args, **kwargs):
-        return self.fun(*args, **kwargs)
-
-    def __hash__(self):
-        return id(self)
 
     def defjvp(self, rule):
         register_jvp(self, rule)

@@ -63,15 +63,10 @@ class Analysis:
                 self._classify_block(getattr(st, field_, []) or [])
 
     def _resolve(self, node):
-        try:
-            return True, self.parsed.resolve(node, self.locals)
-        except KeyError:
-            return False, None
+        return self.parsed.try_resolve(node, self.locals)
 
     def _global(self, node):
-        if isinstance(node, ast.Name):
-            return node.id not in self.locals
-        return isinstance(node, ast.Attribute) and self._global(node.value)
+        return self.parsed.is_global_ref(node, self.locals)
 
     def _bind(self, rule, args, kws, node, fname):
         try:

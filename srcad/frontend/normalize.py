@@ -74,18 +74,10 @@ class Normalizer:
         raise UnsupportedSyntaxError(what, *self.parsed.where(node), hint=hint)
 
     def resolve(self, node):
-        try:
-            return True, self.parsed.resolve(node, self.locals)
-        except KeyError:
-            return False, None
+        return self.parsed.try_resolve(node, self.locals)
 
     def is_global_ref(self, node):
-        """A name or attribute chain that refers to a module-level object, not a local value."""
-        if isinstance(node, ast.Name):
-            return node.id not in self.locals
-        if isinstance(node, ast.Attribute):
-            return self.is_global_ref(node.value)
-        return False
+        return self.parsed.is_global_ref(node, self.locals)
 
     def temp(self, hint):
         return self.namer.fresh(hint)

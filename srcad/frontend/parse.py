@@ -24,6 +24,20 @@ class Parsed:
     def where(self, node):
         return self.filename, getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
+    @staticmethod
+    def is_global_ref(node, locals_):
+        """A name or attribute chain that refers to a module-level object, not a local value."""
+        if isinstance(node, ast.Name):
+            return node.id not in locals_
+        return isinstance(node, ast.Attribute) and Parsed.is_global_ref(node.value, locals_)
+
+    def try_resolve(self, node, locals_):
+        """(True, object) for a name the function does not assign, else (False, None)."""
+        try:
+            return True, self.resolve(node, locals_)
+        except KeyError:
+            return False, None
+
     def resolve(self, node, locals_):
         """The object an expression names (`np.sin`, a closure cell, a global), or raise KeyError."""
         if isinstance(node, ast.Name):
@@ -36,9 +50,6 @@ class Parsed:
             raise KeyError(node.id)
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value, locals_)
-            if not isinstance(base, (types.ModuleType, type)) and not inspect.isclass(base):
-                # attributes of plain global objects are resolved too (bound methods, constants)
-                pass
             try:
                 return getattr(base, node.attr)
             except AttributeError:

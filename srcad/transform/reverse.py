@@ -479,15 +479,6 @@ class Reverse:
         return _drop_empty(out)
 
 
-def _stored(nodes):
-    out = set()
-    for n in nodes:
-        for m in ast.walk(n):
-            if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
-                out.add(m.id)
-    return out
-
-
 def _push(tape, value):
     return ast.Expr(ast.Call(ast.Attribute(N(tape), "append", ast.Load()), [value], []))
 
