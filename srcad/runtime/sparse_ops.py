@@ -70,7 +70,20 @@ def _buf(a):
     return (a.__array_interface__["data"][0], a.shape[0], a.dtype.str, a.strides)
 
 
-def _cached(kind, arrays, n, build):
+def _canonical(A):
+    """Can scipy reorder A's index arrays in place? Not when A is canonical (sorted, no duplicates):
+    then sum_duplicates/sort_indices are no-ops. scipy never reorders COO coordinates in place."""
+    if A.format == "coo":
+        return True
+    try:
+        return bool(A.has_canonical_format)
+    except Exception:
+        return False
+
+
+def _cached(kind, arrays, n, build, cache=True):
+    if not cache:             # a non-canonical CSR/CSC may be sorted in place by scipy: no reuse
+        return build()
     key = (kind, n) + tuple(_buf(a) for a in arrays)
     with _LOCK:
         hit = _CACHE.get(key)
@@ -85,11 +98,11 @@ def _cached(kind, arrays, n, build):
     return value
 
 
-def _transpose(indptr, indices, n_minor):
+def _transpose(indptr, indices, n_minor, cache):
     def build():
         tp, tr, tq = K.csr_transpose_index(indptr, indices, n_minor)
         return _Groups(tp, tr, tq, n_minor)
-    return _cached("T", (indptr, indices), n_minor, build)
+    return _cached("T", (indptr, indices), n_minor, build, cache)
 
 
 def _coo_groups(major, minor, n):
@@ -119,7 +132,7 @@ def row_groups(A):
     if f == "csr":
         return _Groups(A.indptr, A.indices, None, A.shape[0])
     if f == "csc":
-        return _transpose(A.indptr, A.indices, A.shape[0])
+        return _transpose(A.indptr, A.indices, A.shape[0], _canonical(A))
     return _coo_groups(A.row, A.col, A.shape[0])
 
 
@@ -129,7 +142,7 @@ def col_groups(A):
     if f == "csc":
         return _Groups(A.indptr, A.indices, None, A.shape[1])
     if f == "csr":
-        return _transpose(A.indptr, A.indices, A.shape[1])
+        return _transpose(A.indptr, A.indices, A.shape[1], _canonical(A))
     return _coo_groups(A.col, A.row, A.shape[1])
 
 
@@ -140,7 +153,7 @@ def _entry_coords(A):
         return A.row, A.col
     major = _cached("major", (A.indptr,), len(A.indices),
                     lambda: np.repeat(np.arange(len(A.indptr) - 1, dtype=A.indices.dtype),
-                                      np.diff(A.indptr))[:len(A.indices)])
+                                      np.diff(A.indptr))[:len(A.indices)], _canonical(A))
     return (major, A.indices) if f == "csr" else (A.indices, major)
 
 
@@ -152,8 +165,10 @@ def _group_apply(groups, data, X):
 
 
 # ---- building derivatives with a pattern -------------------------------------------------------
-def _like(A, data):
-    """A sparse matrix of A's class and pattern (sharing A's index arrays) holding `data`."""
+def _like(A, data, fresh=False):
+    """A sparse matrix of A's class and pattern holding `data`: sharing A's index arrays (a
+    derivative, which only srcad's helpers see), or with copies of them when `fresh` (a value the
+    user's code may hand to scipy, which may sort a non-canonical pattern in place)."""
     data = np.asarray(data)
     if data.shape != A.data.shape:
         data = np.broadcast_to(data, A.data.shape)
@@ -161,6 +176,11 @@ def _like(A, data):
         data = np.ascontiguousarray(data)
     out = copy.copy(A)         # shallow: the index arrays are shared, the flags stay valid
     out.data = data
+    if fresh:
+        if A.format == "coo":
+            out.coords = tuple(c.copy() for c in A.coords)
+        else:
+            out.indices, out.indptr = A.indices.copy(), A.indptr.copy()
     return out
 
 
@@ -292,12 +312,7 @@ def sparse_finalize(bar, A):
         data = np.zeros(A.data.shape, dtype)
     else:
         data = np.array(_values_at(bar, A), dtype=dtype, copy=True)
-    out = _like(A, data)
-    if A.format == "coo":
-        out.coords = tuple(c.copy() for c in A.coords)
-    else:
-        out.indices, out.indptr = A.indices.copy(), A.indptr.copy()
-    return out
+    return _like(A, data, fresh=True)
 
 
 # ---- sums -------------------------------------------------------------------------------------
@@ -328,8 +343,17 @@ def sum_jvp(x_dot, axis=None, keepdims=False):
     """Tangent of sum(x, axis): scipy's own sum for a sparse tangent (its result type), np.sum else."""
     if _is_zero(x_dot):
         return x_dot
-    if sp.issparse(x_dot):
-        return x_dot.sum(axis=axis)
+    if sp.issparse(x_dot):     # as scipy's x.sum(axis), without letting scipy canonicalise x_dot
+        axis = _axis(axis)
+        if axis is None:
+            return np.sum(x_dot.data)
+        rows, cols = _entry_coords(x_dot)
+        n = x_dot.shape[1 - axis]
+        out = np.bincount(cols if axis == 0 else rows, weights=x_dot.data, minlength=n).astype(
+            _float_dtype(x_dot.dtype), copy=False)
+        if isinstance(x_dot, sp.spmatrix):
+            return np.matrix(out.reshape((1, n) if axis == 0 else (n, 1)))
+        return out
     return np.sum(x_dot, axis=axis, keepdims=keepdims)
 
 
@@ -351,7 +375,7 @@ def multiply(x, y):
     pattern in x's order (scipy returns COO here; the values are the same)."""
     if not sp.issparse(x) or sp.issparse(y) or _fmt(x) is None:
         return x.multiply(y)
-    return _like(x, x.data * _dense_at(y, x))
+    return _like(x, x.data * _dense_at(y, x), fresh=not _canonical(x))
 
 
 def multiply_vjp_x(g, x, y):
