@@ -165,6 +165,25 @@ def _group_apply(groups, data, X):
 
 
 # ---- building derivatives with a pattern -------------------------------------------------------
+_OWNED = {}           # id -> weakref: .data arrays that srcad's helpers allocated and nobody else holds
+
+
+def _own(a):
+    """Mark a freshly allocated array as owned by the derivative it goes into (finalize may hand
+    it to the user without a copy)."""
+    key = id(a)
+    try:
+        _OWNED[key] = weakref.ref(a, lambda _, key=key: _OWNED.pop(key, None))
+    except TypeError:
+        pass
+    return a
+
+
+def _take_owned(a):
+    ref = _OWNED.pop(id(a), None)
+    return ref is not None and ref() is a
+
+
 def _like(A, data, fresh=False):
     """A sparse matrix of A's class and pattern holding `data`: sharing A's index arrays (a
     derivative, which only srcad's helpers see), or with copies of them when `fresh` (a value the
@@ -281,7 +300,7 @@ def matmul_vjp_values(g, A, X):
             out = np.empty_like(vals)
             out[grp.pos] = vals
             vals = out
-    return _like(A, vals[:len(A.data)] if len(vals) != len(A.data) else vals)
+    return _like(A, _own(vals[:len(A.data)].copy() if len(vals) != len(A.data) else vals))
 
 
 # ---- accumulation and the user's gradient -------------------------------------------------------
@@ -295,7 +314,7 @@ def sparse_add(a, b):
         return a
     if sp.issparse(a) and sp.issparse(b):
         if _same_pattern(a, b):
-            return _like(a, a.data + b.data)
+            return _like(a, _own(a.data + b.data))
         return _like(a, a.data + _values_at(b, a))      # b pulled onto a's pattern
     dense, sparse = (b, a) if sp.issparse(a) else (a, b)
     out = np.array(dense, dtype=np.result_type(dense, sparse.dtype), copy=True)
@@ -311,7 +330,10 @@ def sparse_finalize(bar, A):
     if _is_zero(bar):
         data = np.zeros(A.data.shape, dtype)
     else:
-        data = np.array(_values_at(bar, A), dtype=dtype, copy=True)
+        data = _values_at(bar, A)
+        if not (isinstance(data, np.ndarray) and data.dtype == dtype and data.base is None
+                and data.shape == A.data.shape and _take_owned(data)):
+            data = np.array(data, dtype=dtype, copy=True)
     return _like(A, data, fresh=True)
 
 
@@ -546,7 +568,7 @@ def reduce_vjp(g, A, ans, axis, op):
         gdata = K.csr_row_reduce_vjp(grp.ptr, A.data, vals, counts, g)
     else:
         gdata = K.csr_col_reduce_vjp(grp.ptr, grp.pos, A.data, vals, counts, g)
-    return _like(A, gdata)
+    return _like(A, _own(gdata))
 
 
 def reduce_jvp(A_dot, A, ans, axis, op):
