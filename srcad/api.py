@@ -244,23 +244,25 @@ def hvp(f, wrt=0):
 
 def hessian(f, wrt=0):
     """A function returning the Hessian of f w.r.t. args[wrt], of shape x.shape + x.shape, by
-    forward mode over the generated adjoint, one direction per entry of x."""
+    forward mode over the generated adjoint, the directions batched where the code allows it."""
     k = _single_wrt(f, wrt, "hessian")
-    hv = hvp(f, k)
+    adjoint = _vjp_function(f, k)
+    name = _params(f)[k]
 
     @functools.wraps(f)
     def wrapper(*args):
         x = args[k]
+        mod = _module(adjoint, "forward", k)
+        fn = getattr(mod, mod.srcad_main)
+        sweep = lambda v: _call_jvp(fn, tuple(args), {name + "_dot": v})   # noqa: E731
         if isinstance(x, float):
-            return float(hv(*args, 1.0))
-        x = np.asarray(x)
-        n = x.size
-        cols = [np.ravel(hv(*args, e.reshape(x.shape))) for e in _basis(n)]
-        return np.stack(cols, axis=-1).reshape(x.shape + x.shape) if n else np.zeros(x.shape + x.shape)
+            return float(sweep(1.0)[1])
+        H = _forward_columns(sweep, np.asarray(x), np.shape(x))
+        return H.reshape(np.shape(x) + np.shape(x))
     return wrapper
 
 
-def jacobian(f, wrt=0, mode="auto", sparsity=None):
+def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     """A function returning the Jacobian of f w.r.t. args[wrt], of shape y.shape + x.shape.
 
     mode="forward" pushes one tangent per entry of x through the generated tangent code,
@@ -269,6 +271,8 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None):
     sparsity="auto" detects the Jacobian's sparsity pattern by propagating index sets through
     the generated tangent code, colours the columns, and returns a scipy.sparse.csr_array of
     shape (y.size, x.size) computed with one forward sweep per colour.
+    In forward mode the seed directions travel through the tangent code together, as a leading
+    batch axis (srcad.batching), in chunks; batch=1 forces one sweep per direction.
     """
     if mode not in ("auto", "forward", "reverse"):
         raise SrcadError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}")
@@ -283,6 +287,7 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None):
         return lambda v: _call_jvp(fn, tuple(args), {name + "_dot": v})
 
     patterns = {}
+    unbatched = batch == 1
 
     @functools.wraps(f)
     def wrapper(*args):
@@ -298,16 +303,9 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None):
             m = int(np.size(f(*args)))
             use = "forward" if n <= m else "reverse"
         if use == "forward":
-            sweep = tangent_sweep(args)
-            cols, y = [], None
-            for e in _basis(n):
-                y, y_dot = sweep(e.reshape(xshape) if xshape else float(e[0]))
-                cols.append(np.ravel(np.asarray(y_dot, dtype=float)))
-            if y is None:
-                y = f(*args)
-            yshape = np.shape(y)
-            J = np.stack(cols, axis=-1) if cols else np.zeros((int(np.size(y)), 0))
-            return J.reshape(yshape + xshape)
+            y = f(*args)
+            J = _forward_columns(tangent_sweep(args), x, np.shape(y), batched=not unbatched)
+            return J.reshape(np.shape(y) + xshape)
         mod = _module(f, "reverse", k)
         fn = getattr(mod, mod.srcad_main)
         y = f(*args)
@@ -379,3 +377,38 @@ def check_grad(f, *args, wrt=0, eps=None, rtol=None, atol=None):
                 f"If f has kinks or branches near this point, try another point or a smaller eps; otherwise "
                 f"read the generated code with srcad.emit({f.__name__}) and report the rule at fault.")
     return worst
+
+
+def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
+    """The Jacobian as an array (y.size, x.size), from tangent sweeps along the unit directions:
+    batched (many directions per sweep) when the tangent code allows it, else one per sweep."""
+    xshape = np.shape(x)
+    n, m = int(np.prod(xshape, dtype=int)), int(np.prod(yshape, dtype=int))
+    J = np.zeros((m, n))
+    if batched and n > 1:
+        from .batching import Batched, unwrap
+        chunk = chunk or max(1, min(n, 4_000_000 // max(1, m + n)))
+        try:
+            for k0 in range(0, n, chunk):
+                B = min(chunk, n - k0)
+                seed = np.zeros((B, n))
+                seed[np.arange(B), k0 + np.arange(B)] = 1.0
+                _, y_dot = sweep(Batched(seed.reshape((B,) + xshape)))
+                block = unwrap(y_dot, B, yshape).reshape(B, m)
+                if k0 == 0:     # one ordinary sweep along a random mix of these directions
+                    r = np.random.default_rng(0).standard_normal(B)
+                    _, check = sweep((r @ seed).reshape(xshape) if xshape else float(r @ seed))
+                    want = np.ravel(np.broadcast_to(np.asarray(check, dtype=float), yshape))
+                    got = r @ block
+                    if not np.allclose(got, want, rtol=1e-9, atol=1e-12 * (1 + np.abs(want).max(initial=0))):
+                        raise ValueError("batched tangents disagree with an ordinary sweep")
+                J[:, k0:k0 + B] = block.T
+            return J
+        except Exception:         # an operation the batch does not implement: one sweep per direction
+            if strict:
+                raise
+            J[:] = 0.0
+    for k, e in enumerate(_basis(n)):
+        _, y_dot = sweep(e.reshape(xshape) if xshape else float(e[0]))
+        J[:, k] = np.ravel(np.broadcast_to(np.asarray(y_dot, dtype=float), yshape))
+    return J

@@ -59,7 +59,7 @@ def unbroadcast(g, x):
     gshape = np.shape(g)
     if gshape == shape:
         return g
-    g = np.asarray(g)
+    g = np.asarray(g) if _plain(g) else g
     while g.ndim > len(shape):
         g = g.sum(axis=0)
     for axis, n in enumerate(shape):
@@ -97,12 +97,26 @@ def finalize(bar, x, row_sparse=False):
         return np.zeros(np.shape(x), dtype)
     if isinstance(bar, RowSparse):
         bar = bar.todense()
+    if not _plain(bar) and hasattr(bar, "astype"):     # a duck-typed array: keep its kind
+        return np.broadcast_to(bar, np.shape(x)).astype(dtype)
     out = np.asarray(bar, dtype=dtype)
     if out.shape != np.shape(x):
         out = np.broadcast_to(out, np.shape(x))
     if not out.flags.writeable or out.base is not None and out.strides != np.empty(0, dtype).strides:
         out = np.array(out, copy=True)
     return out
+
+
+def _plain(v):
+    return isinstance(v, (np.ndarray, np.generic, numbers.Number))
+
+
+def _zeros_of_kind(g, shape, dtype):
+    """Zeros of the given shape, of the same kind as g: a plain array, or, for a duck-typed
+    array (a batch of tangents, srcad.batching), that kind, so that g can be written into it."""
+    if _plain(g) or _is_seq(g):
+        return np.zeros(shape, dtype)
+    return np.broadcast_to(0.0 * np.sum(g), shape).astype(dtype)
 
 
 def zeros_like(x):
@@ -435,7 +449,7 @@ def index_vjp(g, x, idx):
     if _is_row_gather(x, idx):
         idx = np.where(idx < 0, idx + x.shape[0], idx)
         return RowSparse(idx, np.broadcast_to(g, (len(idx),) + x.shape[1:]), x.shape)
-    out = np.zeros(np.shape(x), dtype=np.result_type(_float_dtype(x), np.asarray(g).dtype))
+    out = _zeros_of_kind(g, np.shape(x), np.result_type(_float_dtype(x), getattr(g, "dtype", np.float64)))
     if _is_basic(idx):
         out[idx] = g        # ints and slices never repeat an entry
     else:
@@ -502,10 +516,15 @@ def set_at(y_dot, y, idx, v_dot):
         out = zeros_like(y)
     elif _is_seq(y_dot):
         out = list(y_dot)
-    else:
-        dtype = object if np.asarray(y_dot).dtype == object else _float_dtype(y)
-        out = np.array(np.broadcast_to(y_dot, np.shape(y)), dtype=dtype)
-    if not _is_seq(out) and not _is_zero(v_dot) and np.asarray(v_dot).dtype == object:
+    else:   # a writable copy of y_dot in y's shape (np.broadcast_to/astype: also for a batch of tangents)
+        dtype = object if y_dot.dtype == object else _float_dtype(y)
+        out = np.broadcast_to(y_dot, np.shape(y)).astype(dtype)
+    if isinstance(out, np.ndarray) and not _is_zero(v_dot) and not _plain(v_dot) and not _is_seq(v_dot):
+        if hasattr(v_dot, "shape"):     # a batch of tangents: y's tangent takes that kind
+            out = _zeros_of_kind(v_dot, np.shape(y), out.dtype) + out
+        else:                           # an index-set tracer (srcad.sparsity)
+            out = out.astype(object)
+    elif isinstance(out, np.ndarray) and getattr(v_dot, "dtype", None) == object:
         out = out.astype(object)
     if _is_seq(out):
         out[idx] = v_dot

@@ -1,0 +1,295 @@
+"""Batched tangents: many seed directions pushed through the generated tangent code at once.
+
+`Batched` wraps an array of shape (B,) + S that stands for B tangents of shape S. It implements
+NumPy's dispatch protocols (ufuncs, the array functions that tangent code uses, indexing, `@`)
+by mapping the logical axes of S one place to the right, so the same generated code that
+carries one tangent carries B of them with no Python loop over directions. Anything it does not
+implement raises, and callers fall back to one sweep per direction; callers also check the
+batched result against one ordinary sweep along a random combination of the directions.
+"""
+import numbers
+
+import numpy as np
+
+
+class Batched:
+    __slots__ = ("data",)
+    __array_priority__ = 50.0
+
+    def __init__(self, data):
+        self.data = data
+
+    # -- what the logical tangent looks like ---------------------------------------------------
+    @property
+    def shape(self):
+        return self.data.shape[1:]
+
+    @property
+    def ndim(self):
+        return self.data.ndim - 1
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=int))
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def T(self):
+        return Batched(np.transpose(self.data, (0,) + tuple(range(self.ndim, 0, -1))))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("a batch of tangents cannot be converted to one array")
+
+    # -- indexing and methods ------------------------------------------------------------------
+    def __getitem__(self, idx):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        return Batched(self.data[(slice(None),) + idx])
+
+    def __setitem__(self, idx, value):
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        self.data[(slice(None),) + idx] = value.data if isinstance(value, Batched) else value
+
+    def sum(self, axis=None, keepdims=False, **kw):
+        return np.sum(self, axis=axis, keepdims=keepdims)
+
+    def reshape(self, *shape, **kw):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return np.reshape(self, shape)
+
+    def astype(self, dtype, **kw):
+        return Batched(self.data.astype(dtype))
+
+    def copy(self):
+        return Batched(self.data.copy())
+
+    # -- arithmetic: through the ufuncs --------------------------------------------------------
+    def __add__(self, o): return np.add(self, o)
+    def __radd__(self, o): return np.add(o, self)
+    def __sub__(self, o): return np.subtract(self, o)
+    def __rsub__(self, o): return np.subtract(o, self)
+    def __mul__(self, o): return np.multiply(self, o)
+    def __rmul__(self, o): return np.multiply(o, self)
+    def __truediv__(self, o): return np.true_divide(self, o)
+    def __rtruediv__(self, o): return np.true_divide(o, self)
+    def __neg__(self): return np.negative(self)
+    def __pos__(self): return self
+    def __matmul__(self, o): return np.matmul(self, o)
+    def __rmatmul__(self, o): return np.matmul(o, self)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs.get("out") is not None:
+            return NotImplemented
+        if ufunc is np.matmul:
+            return _matmul(*inputs)
+        nd = max(np.ndim(x) if not isinstance(x, Batched) else x.ndim for x in inputs)
+        args = [_lift(x, nd) if isinstance(x, Batched) else x for x in inputs]
+        return Batched(ufunc(*args, **kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        handler = _HANDLERS.get(func)
+        if handler is None:
+            raise TypeError(f"{func.__name__} is not implemented for a batch of tangents")
+        return handler(*args, **kwargs)
+
+
+def _lift(b, nd):
+    """The batch's data with axes inserted after the batch axis so that it has nd logical axes."""
+    extra = nd - b.ndim
+    return b.data.reshape((b.data.shape[0],) + (1,) * extra + b.shape) if extra > 0 else b.data
+
+
+def _batch_size(items):
+    for x in items:
+        if isinstance(x, Batched):
+            return x.data.shape[0]
+    return None
+
+
+def _full(x, B):
+    """Data of shape (B,) + shape for a batch or a plain (direction-independent) value."""
+    if isinstance(x, Batched):
+        return x.data
+    x = np.asarray(x)
+    return np.broadcast_to(x, (B,) + x.shape)
+
+
+def _ax(axis, nd):
+    if axis is None:
+        return tuple(range(1, nd + 1))
+    if isinstance(axis, tuple):
+        return tuple(a % nd + 1 for a in axis)
+    return axis % nd + 1
+
+
+_HANDLERS = {}
+
+
+def _on(*funcs):
+    def deco(h):
+        for f in funcs:
+            _HANDLERS[f] = h
+        return h
+    return deco
+
+
+@_on(np.shape)
+def _shape(x):
+    return x.shape
+
+
+@_on(np.ndim)
+def _ndim(x):
+    return x.ndim
+
+
+@_on(np.size)
+def _size(x, axis=None):
+    return x.size if axis is None else x.shape[axis]
+
+
+def _make_reduce(np_func):
+    def h(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        if out is not None:
+            raise TypeError("out= is not supported for a batch of tangents")
+        return Batched(np_func(x.data, axis=_ax(axis, x.ndim), keepdims=keepdims))
+    return h
+
+
+_HANDLERS[np.sum] = _make_reduce(np.sum)
+_HANDLERS[np.mean] = _make_reduce(np.mean)
+
+
+@_on(np.cumsum)
+def _cumsum(x, axis=None, **kw):
+    if axis is None:
+        return Batched(np.cumsum(x.data.reshape(x.data.shape[0], -1), axis=1))
+    return Batched(np.cumsum(x.data, axis=_ax(axis, x.ndim)))
+
+
+@_on(np.diff)
+def _diff(x, n=1, axis=-1, **kw):
+    return Batched(np.diff(x.data, n=n, axis=_ax(axis, x.ndim)))
+
+
+@_on(np.reshape)
+def _reshape(x, shape, *a, **kw):
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    return Batched(np.reshape(x.data, (x.data.shape[0],) + shape))
+
+
+@_on(np.ravel)
+def _ravel(x, *a, **kw):
+    return Batched(x.data.reshape(x.data.shape[0], -1))
+
+
+@_on(np.transpose)
+def _transpose(x, axes=None):
+    axes = tuple(range(x.ndim - 1, -1, -1)) if axes is None else axes
+    return Batched(np.transpose(x.data, (0,) + tuple(a % x.ndim + 1 for a in axes)))
+
+
+@_on(np.swapaxes)
+def _swapaxes(x, a, b):
+    return Batched(np.swapaxes(x.data, _ax(a, x.ndim), _ax(b, x.ndim)))
+
+
+@_on(np.broadcast_to)
+def _broadcast_to(x, shape, **kw):
+    shape = tuple(shape)
+    return Batched(np.broadcast_to(_lift(x, len(shape)), (x.data.shape[0],) + shape))
+
+
+@_on(np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d)
+def _reshaping(*args, **kwargs):
+    raise TypeError("use reshape for a batch of tangents")
+
+
+@_on(np.concatenate)
+def _concatenate(arrays, axis=0, **kw):
+    B = _batch_size(arrays)
+    nd = max(np.ndim(a) for a in arrays)
+    return Batched(np.concatenate([_full(a, B) for a in arrays], axis=_ax(axis, nd)))
+
+
+@_on(np.stack)
+def _stack(arrays, axis=0, **kw):
+    B = _batch_size(arrays)
+    nd = max(np.ndim(a) for a in arrays) + 1
+    return Batched(np.stack([_full(a, B) for a in arrays], axis=axis % nd + 1))
+
+
+@_on(np.vstack)
+def _vstack(tup, **kw):
+    return _concatenate([a if np.ndim(a) >= 2 else np.reshape(a, (1, -1)) for a in tup], axis=0)
+
+
+@_on(np.hstack)
+def _hstack(tup, **kw):
+    return _concatenate(list(tup), axis=0 if np.ndim(tup[0]) == 1 else 1)
+
+
+@_on(np.where)
+def _where(cond, x, y):
+    nd = max(np.ndim(cond), np.ndim(x), np.ndim(y))
+    xs = [_lift(v, nd) if isinstance(v, Batched) else v for v in (x, y)]
+    return Batched(np.where(cond, *xs))
+
+
+@_on(np.take)
+def _take(x, idx, axis=None, **kw):
+    if axis is None:
+        return Batched(np.take(x.data.reshape(x.data.shape[0], -1), idx, axis=1))
+    return Batched(np.take(x.data, idx, axis=_ax(axis, x.ndim)))
+
+
+@_on(np.trace)
+def _trace(x, *a, **kw):
+    return Batched(np.trace(x.data, axis1=1, axis2=2))
+
+
+@_on(np.outer)
+def _outer(x, y):
+    B = _batch_size((x, y))
+    xf, yf = _full(x, B).reshape(B, -1), _full(y, B).reshape(B, -1)
+    return Batched(xf[:, :, None] * yf[:, None, :])
+
+
+@_on(np.copy)
+def _copy(x, *a, **kw):
+    return x.copy()
+
+
+@_on(np.matmul, np.dot)
+def _matmul(x, y, *a, **kw):
+    xb, yb = isinstance(x, Batched), isinstance(y, Batched)
+    if xb and yb:
+        raise TypeError("a product of two batches of tangents does not occur in tangent code")
+    if (x.ndim if xb else np.ndim(x)) == 0 or (y.ndim if yb else np.ndim(y)) == 0:
+        return np.multiply(x, y)
+    if xb:                                 # (B, ..., n) @ (n, m) or (n,): matmul broadcasts over B
+        return Batched(np.matmul(x.data, y))
+    if y.ndim == 1:                        # x @ y_b for each direction b: y_b @ x^T
+        return Batched(y.data @ (x if np.ndim(x) == 1 else np.swapaxes(x, -1, -2)))
+    return Batched(np.matmul(x, y.data))
+
+
+@_on(np.linalg.solve)
+def _solve(a, b):
+    if isinstance(a, Batched):
+        raise TypeError("the matrix of a solve cannot be a batch of tangents")
+    if b.ndim == 1:
+        return Batched(np.linalg.solve(a, b.data.T).T)
+    return Batched(np.linalg.solve(a, b.data))
+
+
+def unwrap(t, B, shape):
+    """A tangent that came out of the generated code as an array (B,) + shape."""
+    if isinstance(t, Batched):
+        return np.broadcast_to(t.data, (B,) + tuple(shape))
+    return np.broadcast_to(np.asarray(t, dtype=float), (B,) + tuple(shape))
