@@ -205,6 +205,8 @@ def sum_vjp(g, x, axis=None, keepdims=False):
     if sp.issparse(x):
         from .sparse_ops import sparse_sum_vjp
         return sparse_sum_vjp(g, x, axis)
+    if _plain(g):      # the cotangent takes x's float dtype (a float32 loss stays float32)
+        g = np.asarray(g, dtype=_float_dtype(x))
     return np.broadcast_to(expand_reduced(g, x, axis, keepdims), np.shape(x))
 
 
