@@ -51,7 +51,7 @@ defrule([np.asarray, np.array, np.float64, builtins.float], "x, dtype=None",
 
 # ---- reductions --------------------------------------------------------------------------
 _RED = "x, axis=None, dtype=None, out=None, keepdims=False"
-defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "np.sum(x_dot, axis=axis, keepdims=keepdims)")
+defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "rt.sum_jvp(x_dot, axis, keepdims)")
 defrule([np.mean, ".mean"], _RED, "rt.sum_vjp(g, x, axis, keepdims) / rt.count(x, axis)",
         "np.mean(x_dot, axis=axis, keepdims=keepdims)")
 defrule([np.max, np.amax, ".max"], "x, axis=None, out=None, keepdims=False",

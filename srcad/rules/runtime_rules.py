@@ -27,6 +27,7 @@ defrule(rt.matmul, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y
 
 # ---- adjoints of reductions (linear in g; weights piecewise constant in x) -------------------
 defrule(rt.sum_vjp, "g, x, axis=None, keepdims=False", None, ("rt.sum_vjp(g_dot, x, axis, keepdims)", "0"))
+defrule(rt.sum_jvp, "x_dot, axis=None, keepdims=False", None, "rt.sum_jvp(x_dot_dot, axis, keepdims)")
 defrule(rt.extreme_vjp, "g, x, ans, axis=None, keepdims=False", None,
         ("rt.extreme_vjp(g_dot, x, ans, axis, keepdims)", "0", "0"))
 defrule(rt.extreme_jvp, "x_dot, x, ans, axis=None, keepdims=False", None,

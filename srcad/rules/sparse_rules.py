@@ -21,11 +21,6 @@ from .. import sparse as srcad_sparse
 from ..runtime import sparse_ops  # noqa: F401  (the templates reach it as rt.sparse_ops)
 from .registry import defnondiff, defrule
 
-# ---- sums (the dense rule, with a tangent that also takes a sparse tangent) -------------------
-_RED = "x, axis=None, dtype=None, out=None, keepdims=False"
-defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)",
-        "rt.sparse_ops.sum_jvp(x_dot, axis, keepdims)")
-
 # ---- products ---------------------------------------------------------------------------------
 defrule(srcad_sparse.matmul, "A, X", ("rt.matmul_vjp_x(g, A, X)", "rt.matmul_vjp_y(g, A, X)"),
         ("rt.matmul(A_dot, X)", "rt.matmul(A, X_dot)"))

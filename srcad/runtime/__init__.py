@@ -210,6 +210,14 @@ def sum_vjp(g, x, axis=None, keepdims=False):
     return np.broadcast_to(expand_reduced(g, x, axis, keepdims), np.shape(x))
 
 
+def sum_jvp(x_dot, axis=None, keepdims=False):
+    """Tangent of sum(x, axis) (a sparse tangent is summed over its stored values)."""
+    if sp.issparse(x_dot):
+        from .sparse_ops import sum_jvp as sparse_sum_jvp
+        return sparse_sum_jvp(x_dot, axis, keepdims)
+    return np.sum(x_dot, axis=axis, keepdims=keepdims)
+
+
 def _tie_weights(x, ans, axis, keepdims):
     hit = np.equal(x, expand_reduced(ans, x, axis, keepdims))
     return hit / np.sum(hit, axis=_axes(axis, np.ndim(x)), keepdims=True)
