@@ -19,13 +19,30 @@ def assign(target, value):
 
 
 def instantiate(template, mapping):
-    """A copy of `template` with every name in `mapping` replaced by (a copy of) its AST."""
+    """A copy of `template` with every name in `mapping` replaced by (a copy of) its AST, and
+    arithmetic on constants folded (`x ** (2 - 1)` reads, and runs, as `x`)."""
     class _Sub(ast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in mapping:
                 return copy.deepcopy(mapping[node.id])
             return node
-    return _Sub().visit(copy.deepcopy(template))
+    return _Fold().visit(_Sub().visit(copy.deepcopy(template)))
+
+
+class _Fold(ast.NodeTransformer):
+    _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        num = (int, float)
+        if isinstance(left, ast.Constant) and isinstance(right, ast.Constant) and \
+                type(left.value) in num and type(right.value) in num and type(node.op) in self._OPS:
+            return ast.Constant(self._OPS[type(node.op)](left.value, right.value))
+        if isinstance(node.op, ast.Pow) and isinstance(right, ast.Constant) and right.value == 1 \
+                and type(right.value) in num:
+            return left
+        return node
 
 
 def bound_mapping(rule, bound):
