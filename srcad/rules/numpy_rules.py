@@ -117,7 +117,8 @@ defrule(["op:Mod", np.mod, np.remainder], "x, y", ("g", "-g * np.floor_divide(x,
 
 # ---- Python containers -------------------------------------------------------------------
 defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(g, x)", "list(x_dot)")
-defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
+defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)",
+        accumulate="rt.add_at(__bar__, x, idx, g)")
 
 # ---- outputs carry no derivative ---------------------------------------------------------
 defnondiff([len, range, int, bool, isinstance, print, enumerate, zip, round,

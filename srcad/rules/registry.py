@@ -25,6 +25,7 @@ class Rule:
     needs_ans: bool = False     # some adjoint template reads the result
     primal: object = None       # how generated code computes the result, if not as the user wrote it
     jvp_join: bool = False      # tangent pieces are added with rt.add (containers), not +
+    accumulate: object = None   # how to add the adjoint into a live cotangent `__bar__` (fused, in place)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -49,7 +50,7 @@ def _mentions(tree, name):
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
 
 
-def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False):
+def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False, accumulate=None):
     """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params;
     `primal`, a template for how the generated code computes the result (e.g. through a kernel)."""
     sig = _signature(params)
@@ -66,7 +67,8 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
     rule.needs_ans = any(_mentions(t, "ans") for t in rule.vjp.values())
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         _TABLE[key] = Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
-                           needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join)
+                           needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join,
+                           accumulate=_parse(accumulate))
 
 
 def defnondiff(keys, params="*args, **kwargs"):

@@ -6,6 +6,7 @@ the generated adjoint calls has a rule of its own (srcad/rules/runtime_rules.py)
 adjoint can be differentiated again (Hessians are forward mode over the emitted adjoint).
 """
 import numbers
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,11 +30,39 @@ def _float_dtype(x):
 
 
 # ---- accumulation --------------------------------------------------------------------------
+def _refs_of_a_local():
+    """sys.getrefcount of an array inside a runtime helper when the only other reference is
+    the caller's local variable (measured, not assumed: it differs between Python versions)."""
+    def helper(a):
+        return sys.getrefcount(a)
+
+    def caller():
+        local = np.empty(1)
+        return helper(local)
+    return caller()
+
+
+_SOLE = _refs_of_a_local()
+
+
+def _sole(a, refs):
+    """Is the array a, passed to a runtime helper, referenced only by the caller's variable (and
+    not a view of, or viewed by, another array)? Then the helper may update it in place: no
+    other name can observe the change. `refs` is sys.getrefcount(a) taken in that helper."""
+    return type(a) is np.ndarray and refs <= _SOLE and a.base is None and a.flags.writeable
+
+
 def add(a, b):
-    """a + b for derivatives: zeros, arrays, lists of derivatives, RowSparse, scipy sparse."""
+    """a + b for derivatives: zeros, arrays, lists of derivatives, RowSparse, scipy sparse.
+    An array that only the caller's variable holds is updated in place (no new allocation)."""
+    refs = sys.getrefcount(a)       # first, before anything else refers to a
     if _is_zero(a):
         return b
     if _is_zero(b):
+        return a
+    if _sole(a, refs) and isinstance(b, (np.ndarray, np.generic, float)) and \
+            np.result_type(a, b) == a.dtype and np.broadcast_shapes(np.shape(b), a.shape) == a.shape:
+        a += b
         return a
     if _is_seq(a) or _is_seq(b):
         return [add(u, v) for u, v in zip(a, b)]
@@ -504,7 +533,9 @@ def index_bar(y_bar, idx):
 
 
 def zero_at(y_bar, idx):
-    """y's cotangent with the entries overwritten by `y[idx] = v` cleared (a new object)."""
+    """y's cotangent with the entries overwritten by `y[idx] = v` cleared (in place when only the
+    caller's variable holds it, else in a copy)."""
+    refs = sys.getrefcount(y_bar)
     if _is_zero(y_bar):
         return y_bar
     if _is_seq(y_bar):
@@ -515,9 +546,25 @@ def zero_at(y_bar, idx):
         else:
             out[idx] = 0.0
         return out
-    out = np.array(y_bar, copy=True)
+    out = y_bar if _sole(y_bar, refs) else np.array(y_bar, copy=True)
     out[idx] = 0
     return out
+
+
+def add_at(x_bar, x, idx, g):
+    """x_bar + (the cotangent of x from that of x[idx]), without materialising the latter:
+    in place when only the caller's variable holds x_bar."""
+    refs = sys.getrefcount(x_bar)
+    if _is_zero(g):
+        return x_bar
+    if _is_zero(x_bar) or not _sole(x_bar, refs) or _is_seq(x) or \
+            _is_row_gather(x, idx) or np.result_type(x_bar, g) != x_bar.dtype or x_bar.shape != np.shape(x):
+        return add(x_bar, index_vjp(g, x, idx))
+    if _is_basic(idx):
+        x_bar[idx] += g
+    else:
+        np.add.at(x_bar, idx, g)
+    return x_bar
 
 
 def set_at(y_dot, y, idx, v_dot):

@@ -86,10 +86,11 @@ class Reverse:
             self.markers[key] = _Marker(kind, var, st)
         return self.markers[key].node()
 
-    def contribute(self, code, live, v, expr):
+    def contribute(self, code, live, v, expr, accumulate=None):
         b = self.bar(v)
         if b in live:
-            code.append(assign(b, rt("add", N(b), expr)))
+            code.append(assign(b, instantiate(accumulate, {"__bar__": N(b)}) if accumulate is not None
+                               else rt("add", N(b), expr)))
         else:
             code.append(assign(b, expr))
             live.add(b)
@@ -193,7 +194,8 @@ class Reverse:
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
             if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others):
                 expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
-            self.contribute(code, live, n, expr)
+            fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
+            self.contribute(code, live, n, expr, fused)
         return code
 
     def callee_contributions(self, op, g, live, active):
