@@ -28,8 +28,7 @@ import tracemalloc
 import numpy as np
 import scipy.sparse as sp
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import srcad  # noqa: E402
+import srcad  # noqa: E402  (the installed package: pip install . first)
 
 try:
     import torch
