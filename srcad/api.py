@@ -32,14 +32,13 @@ def _build(func, mode, wrt, row_sparse=(), variant="plain"):
     unit = Unit(mode)
     unit.check_numerics = variant == "value+numerics"
     if mode == "reverse":
-        main, seed = unit.reverse(func, wrt, name=func.__name__ + "_vjp", row_sparse=row_sparse)
-        extra = []
-        if variant.startswith("value"):
-            extra = [unit.reverse(func, wrt, name=func.__name__ + "_value_and_vjp",
-                                  return_value=True, row_sparse=row_sparse)[0]]
+        # grad/value_and_grad's module holds the variant that also returns the value; emit's, the
+        # plain `<f>_vjp` of the API
+        value = variant.startswith("value")
+        name = func.__name__ + ("_value_and_vjp" if value else "_vjp")
+        main, _ = unit.reverse(func, wrt, name=name, return_value=value, row_sparse=row_sparse)
         _, wrt_names = main.srcad_origin
-        functions = list(unit.primal_defs.values()) + [f for f in unit.functions if f not in (main, *extra)] \
-            + [main] + extra
+        functions = list(unit.primal_defs.values()) + [f for f in unit.functions if f is not main] + [main]
     else:
         from .transform.forward import forward_unit
         main, functions, wrt_names = forward_unit(unit, func, wrt)

@@ -5,11 +5,10 @@ materialised when an active name is assigned a constant), so tangent templates n
 placeholder. Control flow is kept as it is: the tangent of an `if` is the same `if`.
 """
 import ast
-import copy
 
 from ..errors import MissingRuleError
 from .reverse import primal_statement
-from .templates import N, assign, bound_mapping, comment, instantiate, rt
+from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, rt
 
 
 class Forward:
@@ -49,43 +48,43 @@ class Forward:
         if k in ("assign", "display"):
             return self.assign(op)
         if k == "setitem":
-            code = [copy.deepcopy(st)]
+            code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
                 v_dot = N(self.dot(v.id)) if isinstance(v, ast.Name) and self.carries(v.id) else ast.Constant(0.0)
-                idx = copy.deepcopy(st.targets[0].slice)
+                idx = ast_copy(st.targets[0].slice)
                 from ..frontend.analyze import index_expr
                 code.append(assign(self.dot(op.target), rt("set_at", N(self.dot(op.target)), N(op.target),
                                                             index_expr(idx), v_dot)))
             return code
         if k == "append":
-            code = [copy.deepcopy(st)]
+            code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
                 v_dot = N(self.dot(v.id)) if isinstance(v, ast.Name) and self.carries(v.id) \
-                    else rt("zeros_like", copy.deepcopy(v))
+                    else rt("zeros_like", ast_copy(v))
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "append", ast.Load()),
                                               [v_dot], [])))
             return code
         if k == "pop":
-            code = [copy.deepcopy(st)]
+            code = [ast_copy(st)]
             if self.carries(op.target):
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "pop", ast.Load()), [], [])))
             return code
         if k == "if":
-            return [ast.If(copy.deepcopy(st.test), self.block(st.body) or [ast.Pass()], self.block(st.orelse))]
+            return [ast.If(ast_copy(st.test), self.block(st.body) or [ast.Pass()], self.block(st.orelse))]
         if k == "for":
-            return [ast.For(copy.deepcopy(st.target), copy.deepcopy(st.iter), self.block(st.body), [])]
+            return [ast.For(ast_copy(st.target), ast_copy(st.iter), self.block(st.body), [])]
         if k == "while":
-            return [ast.While(copy.deepcopy(st.test), self.block(st.body), [])]
+            return [ast.While(ast_copy(st.test), self.block(st.body), [])]
         if k == "return":
             ret = st.value
             if isinstance(ret, ast.Name) and self.carries(ret.id):
                 ret_dot = N(self.dot(ret.id))
             else:
-                ret_dot = rt("zeros_like", copy.deepcopy(ret))
-            return [ast.Return(ast.Tuple([copy.deepcopy(ret), ret_dot], ast.Load()))]
-        return [copy.deepcopy(st)]
+                ret_dot = rt("zeros_like", ast_copy(ret))
+            return [ast.Return(ast.Tuple([ast_copy(ret), ret_dot], ast.Load()))]
+        return [ast_copy(st)]
 
     def assign(self, op):
         v = op.target
@@ -105,7 +104,7 @@ class Forward:
         ans = self.namer.fresh(v + "_new") if inplace else v
         if op.kind == "display":
             elts = [N(self.dot(e.id)) if isinstance(e, ast.Name) and e.id in self.an.active
-                    else rt("zeros_like", copy.deepcopy(e)) for e in op.rhs.elts]
+                    else rt("zeros_like", ast_copy(e)) for e in op.rhs.elts]
             tangent = type(op.rhs)(elts=elts, ctx=ast.Load())
         else:
             mapping = bound_mapping(op.rule, op.bound)
@@ -149,11 +148,11 @@ class Forward:
     def user_rule(self, op, active):
         call = op.rhs
         names = {n for _, n in active}
-        prim = ast.Tuple([copy.deepcopy(a) for a in call.args], ast.Load())
+        prim = ast.Tuple([ast_copy(a) for a in call.args], ast.Load())
         tans = ast.Tuple([N(self.dot(a.id)) if isinstance(a, ast.Name) and a.id in names
-                          else rt("zeros_like", copy.deepcopy(a)) for a in call.args], ast.Load())
+                          else rt("zeros_like", ast_copy(a)) for a in call.args], ast.Load())
         target = ast.Tuple([N(op.target, True), N(self.dot(op.target), True)], ast.Store())
-        return [ast.Assign(targets=[target], value=ast.Call(rt("user_jvp_rule", copy.deepcopy(call.func)),
+        return [ast.Assign(targets=[target], value=ast.Call(rt("user_jvp_rule", ast_copy(call.func)),
                                                             [prim, tans], []))]
 
     # -- the whole function ----------------------------------------------------------------
@@ -163,7 +162,7 @@ class Forward:
         doc = ast.Expr(ast.Constant(
             f"{fn.name} and its tangent along {', '.join(d + '_dot' for d in self.wrt)} (forward mode): "
             f"returns (value, tangent)."))
-        args = copy.deepcopy(fn.args)
+        args = ast_copy(fn.args)
         dots = [ast.arg(self.dot(w)) for w in self.wrt]
         if fn.args.kwonlyargs:
             args.kwonlyargs += dots

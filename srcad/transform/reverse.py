@@ -11,12 +11,11 @@ Cotangents are named `<name>_bar`. A cotangent that nothing has reached yet is n
 the first contribution assigns it, later ones go through `rt.add`.
 """
 import ast
-import copy
 from collections import defaultdict
 
 from ..errors import MissingRuleError
 from ..frontend.analyze import index_expr
-from .templates import N, assign, bound_mapping, comment, instantiate, names_read, rt
+from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, names_read, rt
 
 
 class _Marker:
@@ -228,8 +227,8 @@ class Reverse:
         if y in self.an.active and y in self.an.useful and b in live:
             v = op.rhs
             if isinstance(v, ast.Name) and v.id in self.an.active:
-                self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), copy.deepcopy(idx)), N(v.id)))
-            code.append(assign(b, rt("zero_at", N(b), copy.deepcopy(idx))))
+                self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)), N(v.id)))
+            code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
         code.append(self.marker("restore", y, st))
         return code
 
@@ -279,7 +278,7 @@ class Reverse:
         orelse = self._finish(orelse, entry, l2) if orelse or entry - l2 else []
         if orelse == [ast.Pass()]:
             orelse = []
-        node = ast.If(copy.deepcopy(st.test), body, orelse)
+        node = ast.If(ast_copy(st.test), body, orelse)
         return [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init + [node]
 
     def adj_loop(self, st, live):
@@ -297,10 +296,10 @@ class Reverse:
         if isinstance(st, ast.While):
             header = ast.For(N("_", True), ast.Call(N("range"), [N(trips)], []), body, [])
         else:
-            rng = copy.deepcopy(st.iter)
+            rng = ast_copy(st.iter)
             if trips:
                 rng = ast.Subscript(rng, ast.Slice(None, N(trips), None), ast.Load())
-            header = ast.For(copy.deepcopy(st.target), ast.Call(N("reversed"), [rng], []), body, [])
+            header = ast.For(ast_copy(st.target), ast.Call(N("reversed"), [rng], []), body, [])
         code.append(header)
         if len(self.sites[st.target.id if isinstance(st, ast.For) else "\x00"]) > 1:
             code.append(self.marker("pop", st.target.id, st))
@@ -329,9 +328,9 @@ class Reverse:
             if self._kept("restore", st):
                 t = st.targets[0]
                 out.append(_push(self.tape, ast.Call(ast.Attribute(N("np"), "copy", ast.Load()),
-                                                     [ast.Subscript(N(t.value.id), copy.deepcopy(t.slice), ast.Load())], [])))
+                                                     [ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Load())], [])))
             if isinstance(st, ast.If):
-                node = ast.If(copy.deepcopy(st.test), self.primal_block(st.body, depth) or [ast.Pass()],
+                node = ast.If(ast_copy(st.test), self.primal_block(st.body, depth) or [ast.Pass()],
                               self.primal_block(st.orelse, depth))
                 out.append(node)
                 line = None
@@ -348,7 +347,7 @@ class Reverse:
 
     def primal_user_rule(self, op, depth):
         pb = self.pullbacks[id(op.node)]
-        call = copy.deepcopy(op.rhs)
+        call = ast_copy(op.rhs)
         new = ast.Call(rt("user_vjp_rule", call.func), call.args, call.keywords)
         code = [ast.Assign(targets=[ast.Tuple([N(op.target, True), N(pb, True)], ast.Store())], value=new)]
         if self._in_loop(op.node):
@@ -365,9 +364,9 @@ class Reverse:
             if depth >= 1:
                 post.append(_push(self.tape, N(trips)))
         if isinstance(st, ast.For):
-            node = ast.For(copy.deepcopy(st.target), copy.deepcopy(st.iter), body, [])
+            node = ast.For(ast_copy(st.target), ast_copy(st.iter), body, [])
         else:
-            node = ast.While(copy.deepcopy(st.test), body, [])
+            node = ast.While(ast_copy(st.test), body, [])
         return pre + [node] + post
 
     def _prepare_loops(self, stmts, depth):
@@ -402,7 +401,7 @@ class Reverse:
         while True:
             self.kept = {m.key for m in self.markers.values()
                          if m.var in needed or m.kind != "pop" and m.var in self.an.active}
-            resolved = self._resolve_markers(copy.deepcopy(adjoint))
+            resolved = self._resolve_markers(ast_copy(adjoint))
             now = names_read(resolved)
             if now == needed:
                 break
@@ -432,13 +431,13 @@ class Reverse:
         body = [doc] + ([assign(self.tape, ast.List([], ast.Load()))] if uses_tape else []) + _dedupe(inits) + primal
         if return_value:    # grad/value_and_grad: keep the output, check it, then seed its cotangent
             value = self.namer.fresh(fn.name + "_value")
-            body.append(assign(value, rt("snapshot", copy.deepcopy(ret))))
+            body.append(assign(value, rt("snapshot", ast_copy(ret))))
             body.append(assign(self.seed, rt("seed", N(value), N(self.seed))))
             out = ast.Tuple([N(value), out.elts[1]], ast.Load())
         if adjoint:
             body += [comment("adjoint sweep")] + seed_code + adjoint
         body.append(ast.Return(out))
-        args = copy.deepcopy(fn.args)
+        args = ast_copy(fn.args)
         args.kwonlyargs.append(ast.arg(self.seed))
         args.kw_defaults.append(ast.Constant(1.0))
         if not fn.args.kwonlyargs:     # keep the seed positional, after f's own parameters
@@ -467,7 +466,7 @@ class Reverse:
                     out.append(assign(m.var, _pop(self.tape)))
                 elif m.kind == "restore":
                     t = m.stmt.targets[0]
-                    out.append(ast.Assign(targets=[ast.Subscript(N(t.value.id), copy.deepcopy(t.slice), ast.Store())],
+                    out.append(ast.Assign(targets=[ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Store())],
                                           value=_pop(self.tape)))
                 else:
                     out.append(ast.Expr(ast.Call(ast.Attribute(N(m.var), "pop", ast.Load()), [], [])))
@@ -526,4 +525,4 @@ def primal_statement(op):
     if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
         mapping = bound_mapping(op.rule, op.bound)
         return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
-    return copy.deepcopy(op.node)
+    return ast_copy(op.node)

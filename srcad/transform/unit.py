@@ -14,6 +14,7 @@ from ..frontend.analyze import Analysis
 from ..frontend.fence import fence
 from ..frontend.normalize import normalize
 from ..frontend.parse import parse_function
+from .templates import names_read
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
 
@@ -159,17 +160,19 @@ class Unit:
     def imports_and_env(self, functions):
         """Import lines for the modules the code names, and the objects srcad supplies itself."""
         defined = {f.name for f in functions} | {"np", "rt"}
+        free = _free_names(functions)
         env = {}
         for p in self.parsed:
-            for k, v in p.env.items():
-                if k in env and env[k] is not v and not k.startswith("__") and _used(k, functions):
+            for k in free & p.env.keys():
+                v = p.env[k]
+                if k in env and env[k] is not v:
                     raise SrcadError(f"the name `{k}` means different things in the modules of the functions "
                                      f"srcad transforms together; rename one of them")
                 env.setdefault(k, v)
         env.update(getattr(self, "extra_env", {}))
         imports = ["import numpy as np"]
         supplied = {}
-        for name in sorted(_free_names(functions) - defined):
+        for name in sorted(free - defined):
             if name not in env:
                 continue
             obj = env[name]
@@ -191,18 +194,9 @@ def _is_literal(v):
     return v is None or isinstance(v, (bool, int, float, str, complex))
 
 
-def _used(name, functions):
-    return name in _free_names(functions)
-
-
 def _free_names(functions):
-    names = set()
-    for f in functions:
-        for n in ast.walk(f):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                names.add(n.id)
     import builtins
-    return {n for n in names if not hasattr(builtins, n)}
+    return {n for n in names_read(functions) if not hasattr(builtins, n)}
 
 
 def _import_line(name, obj):
