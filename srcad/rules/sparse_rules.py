@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import sparse as srcad_sparse
-from ..runtime import sparse_ops  # noqa: F401  (the templates reach it as rt.sparse_ops)
+from ..runtime import sparse_ops  # the templates reach it as rt.sparse_ops
 from .registry import defnondiff, defrule
 
 # ---- products ---------------------------------------------------------------------------------
@@ -27,7 +27,7 @@ defrule(srcad_sparse.matmul, "A, X", ("rt.matmul_vjp_x(g, A, X)", "rt.matmul_vjp
 defrule(".multiply", "x, y",
         ("rt.sparse_ops.multiply_vjp_x(g, x, y)", "rt.sparse_ops.multiply_vjp_y(g, x, y)"),
         ("rt.sparse_ops.multiply(x_dot, y)", "rt.sparse_ops.multiply(x, y_dot)"),
-        primal="rt.sparse_ops.multiply(x, y)")
+        primal="rt.sparse_ops.multiply(x, y)", jvp_join=True)
 
 # ---- stored values and construction -------------------------------------------------------------
 defrule(".data", "x", "rt.sparse_ops.data_vjp(g, x)", "rt.sparse_ops.data_jvp(x_dot, x)")
@@ -49,6 +49,54 @@ for _op in ("sum", "max", "min"):
 defrule(np.take, "x, indices, axis=None", "rt.sparse_ops.take_vjp(g, x, indices, axis)",
         "np.take(x_dot, indices, axis=axis)", primal="rt.sparse_ops.take(x, indices, axis)")
 
+# ---- rules of the sparse runtime helpers -----------------------------------------------------------
+# Generated adjoint code calls these helpers; their rules let forward mode run over that code (a
+# Hessian or a Hessian-vector product through sparse operations). The cotangent helpers are linear
+# in the cotangent they carry; the primal matrix, the result and the index arrays lend pattern,
+# shape and tie weights ("0": piecewise constant, no contribution), except where a second operand
+# enters bilinearly (multiply's dense factor, the product's other factor). A helper's parameter that
+# receives a result is named `out` here, never `ans` (in a template `ans` is the helper's own result).
+_so = "rt.sparse_ops."
+defrule(sparse_ops.multiply, "x, y",
+        (_so + "multiply_vjp_x(g, x, y)", _so + "multiply_vjp_y(g, x, y)"),
+        (_so + "multiply(x_dot, y)", _so + "multiply(x, y_dot)"), jvp_join=True)
+defrule(sparse_ops.multiply_vjp_x, "g, x, y", None,
+        (_so + "multiply_vjp_x(g_dot, x, y)", "0", _so + "multiply_vjp_x(g, x, y_dot)"), jvp_join=True)
+defrule(sparse_ops.multiply_vjp_y, "g, x, y", None,
+        (_so + "multiply_vjp_y(g_dot, x, y)", _so + "multiply_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
+defrule(sparse_ops.data_vjp, "g, x", None, (_so + "data_vjp(g_dot, x)", "0"))
+defrule(sparse_ops.data_jvp, "x_dot, x", None, (_so + "data_jvp(x_dot_dot, x)", "0"))
+defrule(sparse_ops.construct_vjp, "g, arg1, out", None, (_so + "construct_vjp(g_dot, arg1, out)", "0", "0"))
+defrule(sparse_ops.construct_jvp, "arg1_dot, arg1, out", None,
+        (_so + "construct_jvp(arg1_dot_dot, arg1, out)", "0", "0"))
+defrule(sparse_ops.reduce, "A, axis, op", None, _so + "reduce_jvp(A_dot, A, ans, axis, op)")
+defrule(sparse_ops.reduce_vjp, "g, A, out, axis, op", None,
+        (_so + "reduce_vjp(g_dot, A, out, axis, op)", "0", "0"))
+defrule(sparse_ops.reduce_jvp, "A_dot, A, out, axis, op", None,
+        (_so + "reduce_jvp(A_dot_dot, A, out, axis, op)", "0", "0"))
+defrule(sparse_ops.segment, "data, segment_ids, num_segments, op", None,
+        _so + "segment_jvp(data_dot, data, segment_ids, ans, op)")
+defrule(sparse_ops.segment_vjp, "g, data, segment_ids, out, op", None,
+        (_so + "segment_vjp(g_dot, data, segment_ids, out, op)", "0", None, "0"))
+defrule(sparse_ops.segment_jvp, "data_dot, data, segment_ids, out, op", None,
+        (_so + "segment_jvp(data_dot_dot, data, segment_ids, out, op)", "0", None, "0"))
+defrule(sparse_ops.take, "x, indices, axis=None", _so + "take_vjp(g, x, indices, axis)",
+        _so + "take(x_dot, indices, axis)")
+defrule(sparse_ops.take_vjp, "g, x, indices, axis=None", None, (_so + "take_vjp(g_dot, x, indices, axis)", "0"))
+# the helpers behind rt.matmul / rt.add / rt.finalize / rt.sum_vjp (not called by generated code
+# directly today; the same rules as those of their dispatchers)
+defrule(sparse_ops.sparse_matmul, "A, X", ("rt.matmul_vjp_x(g, A, X)", "rt.matmul_vjp_y(g, A, X)"),
+        (_so + "sparse_matmul(A_dot, X)", _so + "sparse_matmul(A, X_dot)"), jvp_join=True)
+defrule(sparse_ops.sparse_rmatmul, "A, G", None,
+        (_so + "sparse_rmatmul(A_dot, G)", _so + "sparse_rmatmul(A, G_dot)"), jvp_join=True)
+defrule(sparse_ops.matmul_vjp_values, "g, A, X", None,
+        (_so + "matmul_vjp_values(g_dot, A, X)", "0", _so + "matmul_vjp_values(g, A, X_dot)"), jvp_join=True)
+defrule(sparse_ops.sparse_add, "a, b", ("g", "g"), ("a_dot", "b_dot"), jvp_join=True)
+defrule(sparse_ops.sparse_finalize, "bar, A", ("g", "0"), (_so + "sparse_finalize(bar_dot, A)", "0"))
+defrule(sparse_ops.sparse_sum_vjp, "g, A, axis=None", None, (_so + "sparse_sum_vjp(g_dot, A, axis)", "0"))
+defrule(sparse_ops.sum_jvp, "x_dot, axis=None, keepdims=False", None, _so + "sum_jvp(x_dot_dot, axis, keepdims)")
+
 # ---- no derivative ----------------------------------------------------------------------------------
 defnondiff([".getnnz", ".count_nonzero", ".format",
-            srcad_sparse.accumulate])
+            srcad_sparse.accumulate, sparse_ops.accumulate, sparse_ops.clear_cache, sparse_ops.row_groups,
+            sparse_ops.col_groups])

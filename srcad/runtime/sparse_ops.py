@@ -257,6 +257,8 @@ def _check_shapes(A, X, n):
 def sparse_matmul(A, X):
     """A @ X for a scipy sparse A (CSR, CSC or COO) and a dense 1-D or 2-D X, as a dense ndarray,
     through the compiled kernel (other operands fall back to scipy)."""
+    if _is_zero(A) or _is_zero(X):
+        return 0.0
     if not sp.issparse(A):
         return np.matmul(A, X)
     X = X if isinstance(X, np.ndarray) and type(X) is np.ndarray else (X if sp.issparse(X) else np.asarray(X))
@@ -270,8 +272,8 @@ def sparse_matmul(A, X):
 def sparse_rmatmul(A, G):
     """A.T @ G for a scipy sparse A, without atomics: each output row summed by one owner through
     the cached column grouping of A's pattern."""
-    if _is_zero(G):
-        return G
+    if _is_zero(G) or _is_zero(A):
+        return 0.0
     G = G if sp.issparse(G) else np.asarray(G)
     if not _kernel_ok(A, G):
         out = A.T @ G
@@ -282,8 +284,8 @@ def sparse_rmatmul(A, G):
 
 def matmul_vjp_values(g, A, X):
     """Cotangent of A in A @ X: A's class and pattern, data[p] = g[i] . X[j] at entry p = (i, j)."""
-    if _is_zero(g):
-        return g
+    if _is_zero(g) or _is_zero(X):
+        return 0.0
     g, X = np.asarray(g), np.asarray(X)
     if g.ndim != X.ndim:       # A @ x with a (n, 1) x and a (m,) cotangent, and the like
         g = g.reshape(g.shape[0], -1)
@@ -395,6 +397,8 @@ def _dense_at(D, A):
 def multiply(x, y):
     """x.multiply(y): for a sparse x and a dense (or scalar) y, a matrix of x's class with x's stored
     pattern in x's order (scipy returns COO here; the values are the same)."""
+    if _is_zero(x):           # a zero tangent of x
+        return x
     if not sp.issparse(x) or sp.issparse(y) or _fmt(x) is None:
         return x.multiply(y)
     return _like(x, x.data * _dense_at(y, x), fresh=not _canonical(x))
@@ -410,8 +414,8 @@ def multiply_vjp_x(g, x, y):
 
 def multiply_vjp_y(g, x, y):
     """Cotangent of the dense y in x.multiply(y): x's entries times g, summed to y's shape."""
-    if _is_zero(g):
-        return g
+    if _is_zero(g) or _is_zero(x):
+        return 0.0
     _no_sparse_pair(x, y)
     w = _values_at(g, x) * x.data
     y_arr = np.asarray(y)
