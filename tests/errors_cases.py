@@ -43,8 +43,8 @@ def uses_yield(x):
 
 
 def uses_nested_def(x):
-    def inner(v):
-        return v * 2
+    def inner(*vs):
+        return vs[0] * 2
     return np.sum(inner(x))
 
 

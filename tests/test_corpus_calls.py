@@ -268,6 +268,7 @@ CASES = [
     case(module_global_in_loop, lambda: (vec(21, 5),)),
     case(same_helper_active_and_constant, lambda: (vec(22, 5),)),
     case(method_calls, lambda: (vec(23, 6), mat(24, 6, 6)), (0, 1)),
+    case(local_function_closing_over_active, lambda: (vec(25, 5),)),
     case(weighted_sse, lambda: (vec(26, 4),)),
     case(power_loss, lambda: (np.array([0.5, -1.2, 0.8, -0.3, 1.1]),)),
     case(softplus_of_layer_norm, lambda: (vec(27, 6),), tag="softplus_of_layer_norm"),
@@ -344,12 +345,3 @@ def horner_sum(c, x):
 def test_recursion_is_differentiated_or_rejected(c):
     check_grad_or_rejected(c, mentions="recurs")
 
-
-def test_nested_def_is_rejected_with_its_place():
-    """A def inside the differentiated function is not transformed: srcad says so, with the place and
-    the fix, instead of returning a wrong gradient."""
-    with pytest.raises(srcad.UnsupportedSyntaxError) as info:
-        srcad.grad(local_function_closing_over_active)(vec(25, 5))
-    msg = str(info.value)
-    assert "nested function definitions" in msg and "test_corpus_calls.py:" in msg
-    assert "define the function at module level" in msg

@@ -24,7 +24,7 @@ def _line_of(func, text):
     (ec.uses_global, "`global` declarations", "global COUNTER"),
     (ec.uses_del, "`del`", "del y"),
     (ec.uses_yield, "`yield`", "yield np.sum"),
-    (ec.uses_nested_def, "nested function definitions", "def inner"),
+    (ec.uses_nested_def, "a nested function with decorators, *args or **kwargs", "def inner"),
 ])
 def test_unsupported_syntax_names_construct_file_line_column(func, construct, marker):
     with pytest.raises(srcad.UnsupportedSyntaxError) as info:

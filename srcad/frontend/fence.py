@@ -20,7 +20,6 @@ _REJECT = {
     ast.GeneratorExp: ("generator expressions", "write a for loop that appends to a list"),
     ast.Delete: ("`del`", "let the name go out of scope, or assign None"),
     ast.ClassDef: ("class definitions inside a differentiated function", "define the class at module level"),
-    ast.FunctionDef: ("nested function definitions", "define the function at module level; calls to it are transformed too"),
     ast.AsyncFunctionDef: ("async functions", ""),
     ast.NamedExpr: ("the walrus operator `:=`", "assign in a separate statement"),
     ast.Import: ("`import` inside the function", "import at module level"),
@@ -41,6 +40,14 @@ class _Fence(ast.NodeVisitor):
         for cls, (what, hint) in _REJECT.items():
             if isinstance(node, cls):
                 self.fail(node, what, hint)
+        if isinstance(node, ast.FunctionDef):
+            a = node.args
+            if node.decorator_list or a.vararg or a.kwarg or a.posonlyargs:
+                self.fail(node, "a nested function with decorators, *args or **kwargs",
+                          "define the function at module level; calls to it are transformed too")
+            if any(isinstance(n, (ast.FunctionDef, ast.Lambda)) for b in node.body for n in ast.walk(b)):
+                self.fail(node, "nested function definitions more than one level deep",
+                          "define the function at module level; calls to it are transformed too")
         if isinstance(node, (ast.For, ast.While)) and node.orelse:
             self.fail(node, f"`{type(node).__name__.lower()} ... else`", "use a flag variable instead")
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):

@@ -68,6 +68,7 @@ class Normalizer:
                 self.locals.add(node.arg)
         self.namer = Namer(self.locals | set(parsed.env))
         self.line = fn.lineno
+        self.lifted = {}        # nested def name -> (lifted name, captured names, function)
 
     # -- helpers ---------------------------------------------------------------------------
     def fail(self, node, what, hint=""):
@@ -156,7 +157,32 @@ class Normalizer:
             return self.call(e, hint)
         self.fail(e, f"the expression {type(e).__name__}")
 
+    def s_FunctionDef(self, st):
+        """A nested def is lifted to a function of its own: the outer values it reads become
+        keyword parameters, passed at each call (so a call sees their current values, as a
+        closure would), and srcad transforms it like any other called function."""
+        inner_locals = {a.arg for a in st.args.args + st.args.kwonlyargs} | {
+            x.id for b in st.body for x in ast.walk(b) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
+        code = self.parsed.func.__code__
+        outer = self.locals | set(code.co_freevars)
+        captured = sorted({x.id for b in st.body for x in ast.walk(b) if isinstance(x, ast.Name)
+                           and isinstance(x.ctx, ast.Load) and x.id in outer and x.id not in inner_locals})
+        lifted = self.namer.fresh(st.name)
+        args = ast.arguments(posonlyargs=[], args=st.args.args, vararg=None,
+                             kwonlyargs=st.args.kwonlyargs + [ast.arg(c) for c in captured],
+                             kw_defaults=st.args.kw_defaults + [None] * len(captured), kwarg=None,
+                             defaults=st.args.defaults)
+        node = ast.FunctionDef(name=lifted, args=args, body=st.body, decorator_list=[], returns=None,
+                               type_params=[])
+        self.lifted[st.name] = (lifted, captured, _lift(node, self.parsed, st))
+        self.parsed.env[lifted] = self.lifted[st.name][2]
+        return []
+
     def call(self, e, hint):
+        if isinstance(e.func, ast.Name) and e.func.id in self.lifted:
+            lifted, captured, _ = self.lifted[e.func.id]
+            e = ast.Call(name(lifted), e.args, e.keywords + [ast.keyword(arg=c, value=name(c)) for c in captured])
+            _loc(e, e.args[0] if e.args else e.func)
         found, obj = self.resolve(e.func) if self.is_global_ref(e.func) else (False, None)
         if found:
             rule = lookup(obj)
@@ -373,6 +399,30 @@ class Normalizer:
             t = self.temp(seq.id + "_items")
             s, seq = s + [assign(t, seq)], name(t)
         return s, ast.Call(name("len"), [seq], []), lambda k: ast.Subscript(seq, k, ast.Load())
+
+
+def _lift(node, parsed, where):
+    """A real function made from a lifted nested def. Its source is registered under a name that
+    says where it came from, with the user's own body lines at their own line numbers, so the
+    generated code quotes the user's lines."""
+    import linecache
+    import textwrap
+    filename = f"<srcad-lifted {parsed.filename}:{where.lineno} {where.name}>"
+    stub = ast.FunctionDef(name=node.name, args=node.args, body=[ast.Pass()], decorator_list=[],
+                           returns=None, type_params=[])
+    header = ast.unparse(ast.fix_missing_locations(ast.Module(body=[stub], type_ignores=[]))).splitlines()[0]
+    first = where.body[0].lineno
+    lines = linecache.getlines(parsed.filename)[first - 1:where.end_lineno]
+    if first > where.lineno and lines:
+        body = textwrap.indent(textwrap.dedent("".join(lines)), "    ")
+        text = "\n" * (first - 2) + header + "\n" + body
+    else:   # a one-line def: its body as srcad reads it
+        node.lineno = node.col_offset = 0
+        text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))) + "\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = {}
+    exec(compile(text, filename, "exec"), parsed.func.__globals__, ns)
+    return ns[node.name]
 
 
 def _range(n):

@@ -141,7 +141,8 @@ class Forward:
         name = self.unit.callee_jvp(op.callee, act)
         kws = [ast.keyword(arg=p + "_dot", value=N(self.dot(a.id)))
                for p, a in zip(sig_params, args) if p in act]
-        call = ast.Call(N(name), list(args), kws)
+        pos_args, kw_args = self.unit.call_parts(op.callee, sig_params, args)
+        call = ast.Call(N(name), pos_args, kw_args + kws)
         target = ast.Tuple([N(op.target, True), N(self.dot(op.target), True)], ast.Store())
         return [ast.Assign(targets=[target], value=call)]
 

@@ -205,9 +205,8 @@ class Reverse:
         if not act_params:
             return []
         vjp_name, seed = self.unit.callee_vjp(op.callee, act_params)
-        kws = [ast.keyword(arg=seed, value=N(g))]
-        pos_args = [a for a in args]
-        expr = ast.Call(N(vjp_name), pos_args, kws)
+        pos_args, kws = self.unit.call_parts(op.callee, sig_params, args)
+        expr = ast.Call(N(vjp_name), pos_args, kws + [ast.keyword(arg=seed, value=N(g))])
         code = []
         pairs = [(p, a.id) for p, a in zip(sig_params, args) if p in act_params]
         if len(pairs) == 1:

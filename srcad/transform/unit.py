@@ -104,8 +104,7 @@ class Unit:
             self.add_primal(func)
             name = self.fresh(func.__name__ + "_jvp")
             self.callees[key] = name
-            idx = tuple(list(inspect.signature(func).parameters).index(p) for p in act_params)
-            self.forward(func, idx if len(idx) > 1 else idx[0], name=name)
+            self.forward(func, act_params if len(act_params) > 1 else act_params[0], name=name)
         return self.callees[key]
 
     def bind_callee(self, func, call):
@@ -129,6 +128,15 @@ class Unit:
                             else ast.Name(id=self._default_name(func, p), ctx=ast.Load()))
         return names, args
 
+    @staticmethod
+    def call_parts(func, names, args):
+        """(positional args, keywords) of a call of func's derivative: keyword-only parameters
+        are passed by keyword."""
+        params = inspect.signature(func).parameters
+        pos = [a for p, a in zip(names, args) if params[p].kind != params[p].KEYWORD_ONLY]
+        kws = [ast.keyword(arg=p, value=a) for p, a in zip(names, args) if params[p].kind == params[p].KEYWORD_ONLY]
+        return pos, kws
+
     def _default_name(self, func, p):
         name = f"{func.__name__}_default_{p}"
         self.extra_env = getattr(self, "extra_env", {})
@@ -142,8 +150,8 @@ class Unit:
             name = self.fresh(func.__name__ + "_vjp")
             seed = f"{func.__name__}_bar"
             self.callees[key] = (name, seed)
-            idx = tuple(list(inspect.signature(func).parameters).index(p) for p in act_params)
-            _, seed = self.reverse(func, idx if len(idx) > 1 else idx[0], top_level=False, name=name)
+            wrt = act_params if len(act_params) > 1 else act_params[0]     # by name: keyword-only too
+            _, seed = self.reverse(func, wrt, top_level=False, name=name)
             self.callees[key] = (name, seed)
         return self.callees[key]
 
