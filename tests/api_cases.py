@@ -58,3 +58,18 @@ def fake_rule_target(x):
 def embedding_loss(E, idx, W):
     rows = E[idx]
     return np.sum(rows * W)
+
+
+@srcad.grad
+def decorated_bare(x):
+    return np.sum(np.sin(x) * x)
+
+
+@srcad.grad(wrt=(0, 1))
+def decorated_with_args(x, y):
+    return np.sum(x * np.exp(y))
+
+
+@srcad.value_and_grad(wrt=1)
+def decorated_value_and_grad(x, y):
+    return np.sum(x ** 2 * y)

@@ -106,3 +106,14 @@ def test_row_gather_gradient_million_rows_matches_add_at_and_is_thread_determini
     rs = srcad.grad(ac.embedding_loss, row_sparse=True)(E, idx, W)
     assert isinstance(rs, srcad.RowSparse) and rs.shape == E.shape
     np.testing.assert_array_equal(rs.todense(), want)
+
+
+def test_decorator_forms():
+    x, y = np.array([0.3, -1.1, 2.0]), np.array([0.5, 0.1, -0.4])
+    np.testing.assert_allclose(ac.decorated_bare(x), np.cos(x) * x + np.sin(x), rtol=1e-12)  # analytic
+    gx, gy = ac.decorated_with_args(x, y)
+    np.testing.assert_allclose(gx, np.exp(y), rtol=1e-12)
+    np.testing.assert_allclose(gy, x * np.exp(y), rtol=1e-12)
+    value, g = ac.decorated_value_and_grad(x, y)
+    assert np.isclose(value, np.sum(x ** 2 * y))
+    np.testing.assert_allclose(g, x ** 2, rtol=1e-12)
