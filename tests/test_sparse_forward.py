@@ -456,3 +456,24 @@ def test_hvp_wrt_sparse_values(fmt, kind):
         eps = 1e-6
         ref = (g(moved(A, V, eps), *args[1:]).data - g(moved(A, V, -eps), *args[1:]).data) / (2 * eps)
         np.testing.assert_allclose(hv.data, ref, rtol=1e-5, atol=1e-5, err_msg=f.__name__)
+
+
+@pytest.mark.parametrize("fmt,kind", [("csr", "array"), ("coo", "matrix"), ("csc", "array")])
+def test_hessian_batches_directions_through_the_products(fmt, kind):
+    """The seed directions of a Hessian go through the sparse products together (a batch folded into
+    the columns of one product): no fallback to one sweep per direction, and the same bits."""
+    rng = np.random.default_rng(11)
+    A = make(fmt, kind)
+    for f, args in [(lsq, (A, rng.normal(size=7), rng.normal(size=6))),
+                    (lsq, (A, rng.normal(size=(7, 2)), rng.normal(size=(6, 2)))),
+                    (h_tanh_t, (A, rng.normal(size=6))), (h_kernel, (A, rng.normal(size=7)))]:
+        mod = srcad.api._module(srcad.api._vjp_function(f, 1), "forward", 1)
+        fn = getattr(mod, mod.srcad_main)
+        name = srcad.api._params(f)[1]
+
+        def sweep(v):
+            return srcad.api._call_jvp(fn, tuple(args), {name + "_dot": v})
+        x = np.asarray(args[1])
+        batched = srcad.api._forward_columns(sweep, x, x.shape, strict=True)
+        one_by_one = srcad.api._forward_columns(sweep, x, x.shape, batched=False)
+        np.testing.assert_array_equal(batched, one_by_one)

@@ -254,11 +254,35 @@ def _check_shapes(A, X, n):
                          f"{X.shape}")
 
 
+def _batch_of(X):
+    """The class srcad.batching.Batched when X is a batch of tangents (B of them: X.data has shape
+    (B,) + X.shape), else None."""
+    if type(X).__name__ != "Batched":
+        return None
+    from ..batching import Batched
+    return Batched if isinstance(X, Batched) else None
+
+
+def _batched_product(apply, A, Xb, Batched):
+    """apply(A, X) for each of the B tangents in the batch Xb, as one product: the batch is folded
+    into the columns of a 2-D right operand, (n, k, B) -> (n, k*B), and unfolded from the result."""
+    d = Xb.data
+    if d.ndim not in (2, 3) or isinstance(d, Batched):
+        raise TypeError("a batch of tangents of this shape does not go through a sparse product")
+    cols = np.moveaxis(d, 0, -1)
+    Y = apply(A, np.ascontiguousarray(cols.reshape(cols.shape[0], -1)))
+    return Batched(np.moveaxis(Y.reshape((Y.shape[0],) + cols.shape[1:]), -1, 0))
+
+
 def sparse_matmul(A, X):
     """A @ X for a scipy sparse A (CSR, CSC or COO) and a dense 1-D or 2-D X, as a dense ndarray,
-    through the compiled kernel (other operands fall back to scipy)."""
+    through the compiled kernel (other operands fall back to scipy). A batch of tangents X
+    (srcad.batching) goes through as one product."""
     if _is_zero(A) or _is_zero(X):
         return 0.0
+    batch = sp.issparse(A) and _batch_of(X)
+    if batch:
+        return _batched_product(sparse_matmul, A, X, batch)
     if not sp.issparse(A):
         return np.matmul(A, X)
     X = X if isinstance(X, np.ndarray) and type(X) is np.ndarray else (X if sp.issparse(X) else np.asarray(X))
@@ -274,6 +298,9 @@ def sparse_rmatmul(A, G):
     the cached column grouping of A's pattern."""
     if _is_zero(G) or _is_zero(A):
         return 0.0
+    batch = _batch_of(G)
+    if batch:
+        return _batched_product(sparse_rmatmul, A, G, batch)
     G = G if sp.issparse(G) else np.asarray(G)
     if not _kernel_ok(A, G):
         out = A.T @ G
