@@ -308,13 +308,9 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
         mod = _module(f, "reverse", k)
         fn = getattr(mod, mod.srcad_main)
         y = f(*args)
-        yshape = np.shape(y)
-        rows = []
-        for e in _basis(int(np.size(y))):
-            g = fn(*args, e.reshape(yshape) if yshape else float(e[0]))
-            rows.append(np.ravel(np.asarray(g, dtype=float)))
-        J = np.stack(rows, axis=0) if rows else np.zeros((0, n))
-        return J.reshape(yshape + xshape)
+        # rows of J are columns of J^T: the same batched sweeps, with the adjoint as the sweep
+        Jt = _forward_columns(lambda s: (None, fn(*args, s)), y, xshape, batched=not unbatched)
+        return Jt.T.reshape(np.shape(y) + xshape)
     return wrapper
 
 
@@ -379,8 +375,9 @@ def check_grad(f, *args, wrt=0, eps=None, rtol=None, atol=None):
 
 
 def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
-    """The Jacobian as an array (y.size, x.size), from tangent sweeps along the unit directions:
-    batched (many directions per sweep) when the tangent code allows it, else one per sweep."""
+    """The Jacobian as an array (y.size, x.size), from sweeps v -> (y, J v) along the unit
+    directions of x: batched (many directions per sweep) when the generated code allows it, else one
+    per sweep. With an adjoint as the sweep (v -> J^T v) it gives J^T."""
     xshape = np.shape(x)
     n, m = int(np.prod(xshape, dtype=int)), int(np.prod(yshape, dtype=int))
     J = np.zeros((m, n))

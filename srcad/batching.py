@@ -205,9 +205,26 @@ def _broadcast_to(x, shape, **kw):
     return Batched(np.broadcast_to(_lift(x, len(shape)), (x.data.shape[0],) + shape))
 
 
-@_on(np.squeeze, np.expand_dims, np.atleast_1d, np.atleast_2d)
-def _reshaping(*args, **kwargs):
-    raise TypeError("use reshape for a batch of tangents")
+@_on(np.squeeze)
+def _squeeze(x, axis=None):
+    axes = range(x.ndim) if axis is None else [a % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+    return np.reshape(x, tuple(d for i, d in enumerate(x.shape) if not (i in axes and d == 1)))
+
+
+@_on(np.expand_dims)
+def _expand_dims(x, axis):
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    nd = x.ndim + len(axes)
+    axes = sorted(a % nd for a in axes)
+    shape = list(x.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return np.reshape(x, tuple(shape))
+
+
+@_on(np.split)
+def _split(x, indices_or_sections, axis=0):
+    return [Batched(p) for p in np.split(x.data, indices_or_sections, axis=_ax(axis, x.ndim))]
 
 
 @_on(np.concatenate)

@@ -546,7 +546,7 @@ def zero_at(y_bar, idx):
         else:
             out[idx] = 0.0
         return out
-    out = y_bar if _sole(y_bar, refs) else np.array(y_bar, copy=True)
+    out = y_bar if _sole(y_bar, refs) else (np.array(y_bar, copy=True) if _plain(y_bar) else y_bar.copy())
     out[idx] = 0
     return out
 
