@@ -236,7 +236,8 @@ def hvp(f, wrt=0):
         mod = _module(adjoint, "forward", k)
         fn = getattr(mod, mod.srcad_main)
         name = _params(f)[k]
-        _, hv = _call_jvp(fn, tuple(args), {name + "_dot": np.asarray(v, dtype=float) if np.ndim(v) else float(v)})
+        v = v if sp.issparse(v) else (np.asarray(v, dtype=float) if np.ndim(v) else float(v))
+        _, hv = _call_jvp(fn, tuple(args), {name + "_dot": v})
         return hv
     return wrapper
 

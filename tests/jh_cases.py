@@ -51,3 +51,7 @@ def switching(x):
     if np.sum(x) > 0:
         return x[:-1] * x[1:]
     return np.cumsum(x)[1:]
+
+
+def extremes_and_norm(x):
+    return np.max(np.sin(x)) ** 2 + np.sum(np.max(x.reshape(2, 3) ** 2, axis=1)) + np.linalg.norm(x * x)

@@ -180,3 +180,9 @@ def test_batched_cotangents_through_the_adjoint(name, f, args):
     Jt = _forward_columns(lambda s: (None, fn(*args, s)), y, np.shape(args[0]), strict=name != "looped_map")
     np.testing.assert_allclose(Jt.T.reshape(np.shape(y) + np.shape(args[0])), fd_jacobian(f, args),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_hessian_through_max_and_norm():
+    x = np.array([0.3, -1.2, 0.9, 2.0, -0.5, 1.1])
+    np.testing.assert_allclose(srcad.hessian(jc.extremes_and_norm)(x), fd_hessian(jc.extremes_and_norm, (x,)),
+                               rtol=1e-5, atol=1e-5)

@@ -55,6 +55,8 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
     `primal`, a template for how the generated code computes the result (e.g. through a kernel)."""
     sig = _signature(params)
     names = list(sig.parameters)
+    if "ans" in names:      # `ans` in a template is the result; a parameter must not shadow it
+        raise ValueError(f"a rule parameter may not be named `ans`: {params}")
     vjp = (vjp,) if isinstance(vjp, str) else tuple(vjp or ())
     jvp = (jvp,) if isinstance(jvp, str) else tuple(jvp or ())
     rule = Rule(None, names, sig, broadcast=broadcast)

@@ -14,10 +14,10 @@ from .registry import defnondiff, defrule
 # ---- accumulation and shapes ---------------------------------------------------------------
 defrule(rt.add, "a, b", ("g", "g"), ("a_dot", "b_dot"), jvp_join=True)
 defrule(rt.unbroadcast, "g, x", ("rt.broadcast_like(g, x)", "0"), ("rt.unbroadcast(g_dot, x)", "0"))
-defrule(rt.broadcast_like, "v, ans", ("rt.unbroadcast(g, v)", "0"), ("rt.broadcast_like(v_dot, ans)", "0"))
+defrule(rt.broadcast_like, "v, like", ("rt.unbroadcast(g, v)", "0"), ("rt.broadcast_like(v_dot, like)", "0"))
 defrule(rt.finalize, "bar, x, row_sparse=False", ("g", "0"), ("rt.finalize(bar_dot, x, row_sparse)", "0"))
 defrule(rt.as_cotangent, "g, x", (None, "0"), ("rt.as_cotangent(g_dot, x)", "0"))
-defrule(rt.as_tangent, "x_dot, ans", (None, "0"), ("rt.as_tangent(x_dot_dot, ans)", "0"))
+defrule(rt.as_tangent, "x_dot, like", (None, "0"), ("rt.as_tangent(x_dot_dot, like)", "0"))
 defrule(rt.reshape_like, "g, x", (None, "0"), ("rt.reshape_like(g_dot, x)", "0"))
 defrule(rt.expand_reduced, "v, x, axis, keepdims", (None, "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"))
 defrule(rt.transpose_vjp, "g, axes=None", None, "rt.transpose_vjp(g_dot, axes)")
@@ -28,16 +28,16 @@ defrule(rt.matmul, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y
 # ---- adjoints of reductions (linear in g; weights piecewise constant in x) -------------------
 defrule(rt.sum_vjp, "g, x, axis=None, keepdims=False", None, ("rt.sum_vjp(g_dot, x, axis, keepdims)", "0"))
 defrule(rt.sum_jvp, "x_dot, axis=None, keepdims=False", None, "rt.sum_jvp(x_dot_dot, axis, keepdims)")
-defrule(rt.extreme_vjp, "g, x, ans, axis=None, keepdims=False", None,
-        ("rt.extreme_vjp(g_dot, x, ans, axis, keepdims)", "0", "0"))
-defrule(rt.extreme_jvp, "x_dot, x, ans, axis=None, keepdims=False", None,
-        ("rt.extreme_jvp(x_dot_dot, x, ans, axis, keepdims)", "0", "0"))
+defrule(rt.extreme_vjp, "g, x, out, axis=None, keepdims=False", None,
+        ("rt.extreme_vjp(g_dot, x, out, axis, keepdims)", "0", "0"))
+defrule(rt.extreme_jvp, "x_dot, x, out, axis=None, keepdims=False", None,
+        ("rt.extreme_jvp(x_dot_dot, x, out, axis, keepdims)", "0", "0"))
 defrule(rt.prod_vjp, "g, x, axis=None, keepdims=False", None, ("rt.prod_vjp(g_dot, x, axis, keepdims)",))
 defrule(rt.var_vjp, "g, x, axis=None, ddof=0, keepdims=False", None,
         ("rt.var_vjp(g_dot, x, axis, ddof, keepdims)", "rt.var_vjp(g, x_dot, axis, ddof, keepdims)"))
-defrule(rt.norm_vjp, "g, x, ans, ord=None, axis=None, keepdims=False", None,
-        ("rt.norm_vjp(g_dot, x, ans, ord, axis, keepdims)", "rt.norm_vjp(g, x_dot, ans, ord, axis, keepdims)",
-         "rt.norm_vjp(-g * ans_dot / ans, x, ans, ord, axis, keepdims)"))
+defrule(rt.norm_vjp, "g, x, out, ord=None, axis=None, keepdims=False", None,
+        ("rt.norm_vjp(g_dot, x, out, ord, axis, keepdims)", "rt.norm_vjp(g, x_dot, out, ord, axis, keepdims)",
+         "rt.norm_vjp(-g * out_dot / out, x, out, ord, axis, keepdims)"))
 defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"))
 defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"))
 
