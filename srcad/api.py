@@ -103,7 +103,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     def wrapper(*args, **kwargs):
         mod = _module(f, "reverse", wrt, rs, variant="value+numerics" if check_numerics else "value")
         fn = getattr(mod, f.__name__ + "_value_and_vjp")
-        seed_name = list(inspect.signature(fn).parameters)[-1]
+        seed_name = list(_signature(fn).parameters)[-1]
         # one forward sweep: the generated code checks the output before its adjoint sweep
         value, grads = _call_checked(fn, f, args, kwargs, seed_name, has_aux)
         return value, grads

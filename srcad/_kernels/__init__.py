@@ -260,7 +260,10 @@ def _group_reduce_vjp(ptr, pos, data, vals, counts, g):
     counts = np.ascontiguousarray(counts, dtype=np.int64)
     if not len(ptr) - 1 == len(vals) == len(counts) == len(g):
         raise ValueError("vals, counts and g need one entry per group")
-    gdata = np.zeros(len(data), dtype=data.dtype)
+    # when the groups cover every entry (CSR rows, columns through the transposed index, the whole
+    # array), the kernel writes each one and gdata needs no zeroing first
+    covers = len(ptr) > 0 and ptr[0] == 0 and ptr[-1] == (len(pos) if use_pos else len(data))
+    gdata = np.empty(len(data), dtype=data.dtype) if covers else np.zeros(len(data), dtype=data.dtype)
     _run(_reduce.group_extreme_vjp, ptr, pos, use_pos, data, vals, counts, g, gdata)
     return gdata
 

@@ -65,6 +65,8 @@ cdef inline void _extreme_group_vjp(const index_t* ptr, const index_t* pos, bint
         for c in range(d):
             if data[r * d + c] == vals[b * d + c]:
                 gdata[r * d + c] = g[b * d + c] / counts[b * d + c]
+            else:
+                gdata[r * d + c] = 0
 
 
 def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
@@ -89,8 +91,8 @@ def group_extreme_vjp(const index_t[::1] ptr, const index_t[::1] pos, bint use_p
                       const real_t[::1] data, const real_t[::1] vals,
                       const int64_t[::1] counts, const real_t[::1] g, real_t[::1] gdata,
                       int nt):
-    """gdata[p] = g[b] / counts[b] where data[p] == vals[b] for p in group b; gdata arrives
-    zeroed."""
+    """gdata[p] = g[b] / counts[b] where data[p] == vals[b] for p in group b, else 0: every entry
+    of a group is written, so gdata need not arrive zeroed."""
     cdef Py_ssize_t n = ptr.shape[0] - 1, b
     cdef Py_ssize_t n_pos = pos.shape[0] if use_pos else data.shape[0]
     cdef int err = 0
