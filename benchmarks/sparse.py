@@ -21,7 +21,6 @@ import argparse
 import gc
 import os
 import statistics
-import sys
 import time
 import tracemalloc
 

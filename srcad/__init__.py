@@ -29,6 +29,8 @@ def get_num_threads():
     return _kernels.get_num_threads()
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "hessian", "hvp", "jacobian", "check_grad", "custom_vjp", "custom_jvp", "emit", "register_vjp", "register_jvp", "nondifferentiable",
-           "set_num_threads", "get_num_threads", "RowSparse", "accumulate", "SrcadError", "UnsupportedSyntaxError",
-           "MissingRuleError", "NonScalarOutputError", "GradientCheckError", "NumericsError"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "emit", "check_grad",
+           "custom_vjp", "custom_jvp", "register_vjp", "register_jvp", "nondifferentiable", "accumulate",
+           "set_num_threads", "get_num_threads", "RowSparse", "runtime", "sparse",
+           "SrcadError", "UnsupportedSyntaxError", "MissingRuleError", "NonScalarOutputError",
+           "GradientCheckError", "NumericsError"]

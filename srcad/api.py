@@ -20,7 +20,7 @@ def _key_wrt(wrt):
     return tuple(wrt) if isinstance(wrt, (tuple, list)) else wrt
 
 
-def _header(func, mode, wrt_names, unit_fn):
+def _header(func, mode, wrt_names):
     code = func.__code__
     return [f"srcad {mode} mode of `{func.__name__}` ({code.co_filename}:{code.co_firstlineno}), "
             f"wrt=({', '.join(wrt_names)},)",
@@ -43,7 +43,7 @@ def _build(func, mode, wrt, row_sparse=(), variant="plain"):
         from .transform.forward import forward_unit
         main, functions, wrt_names = forward_unit(unit, func, wrt)
     imports, supplied = unit.imports_and_env(functions)
-    text = module_text(_header(func, mode, wrt_names, main), imports, functions, supplied)
+    text = module_text(_header(func, mode, wrt_names), imports, functions, supplied)
     return text, supplied, main.name
 
 

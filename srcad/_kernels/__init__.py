@@ -315,7 +315,7 @@ def segment_reduce_vjp(data, segment_ids, out, counts, g, op):
     if op == "sum":
         (g,) = _floats(g)
         return gather_rows(g, segment_ids)
-    is_max = _op_is_max(op)  # validates op
+    _op_is_max(op)  # validates op
     data, out, g = _floats(data, out, g)
     (ids,) = _ints(segment_ids)
     flat, d = _rows(data, len(ids), "data")

@@ -6,7 +6,6 @@ are never active: comparisons, `len`, `.shape` and friends have no derivative. T
 flow-insensitive (a name is active if any assignment to it is), which is sound for loops.
 """
 import ast
-import inspect
 import types
 from dataclasses import dataclass, field
 
@@ -178,7 +177,6 @@ class Analysis:
         return active
 
     def _useful(self):
-        ret = self.fn.body[-1] if self.fn.body else None
         useful = set()
         for node in ast.walk(self.fn):
             if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):

@@ -20,6 +20,7 @@ import builtins
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
 from ..transform.naming import Namer
+from ..transform.templates import ast_copy
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Dict, ast.Set, ast.FormattedValue)
 
@@ -67,7 +68,6 @@ class Normalizer:
             elif isinstance(node, ast.arg):
                 self.locals.add(node.arg)
         self.namer = Namer(self.locals | set(parsed.env))
-        self.line = fn.lineno
         self.lifted = {}        # nested def name -> (lifted name, captured names, function)
 
     # -- helpers ---------------------------------------------------------------------------
@@ -331,7 +331,7 @@ class Normalizer:
 
     def s_While(self, st):
         s, c = self.condition(st.test)
-        again = [_copy(n) for n in s]       # the test is evaluated again after each iteration
+        again = [ast_copy(n) for n in s]    # the test is evaluated again after each iteration
         loop = ast.While(c, self.block(st.body) + again, [])
         loop.again = len(again)
         return s + [loop]
@@ -427,11 +427,6 @@ def _lift(node, parsed, where):
 
 def _range(n):
     return ast.Call(name("range"), [n], [])
-
-
-def _copy(node):
-    import copy
-    return copy.deepcopy(node)
 
 
 def _keep_line(node, src):

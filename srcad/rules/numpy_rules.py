@@ -11,7 +11,6 @@ import math
 import numpy as np
 import scipy.special
 
-from .. import runtime as rt
 from .registry import defnondiff, defrule
 
 # ---- arithmetic operators and their numpy names ------------------------------------------

@@ -3,7 +3,6 @@ the generated line; keep it in memory keyed by the function's code and the optio
 import hashlib
 import importlib.util
 import os
-import sys
 import tempfile
 from pathlib import Path
 
