@@ -125,6 +125,19 @@ def gather_rows(E, idx):
     return out
 
 
+_SLOTS = {}
+
+
+def _slots(n):
+    """A scratch array of n entries, all -1, kept between calls (for the two most recent sizes)."""
+    s = _SLOTS.get(n)
+    if s is None:
+        if len(_SLOTS) >= 2:
+            _SLOTS.pop(next(iter(_SLOTS)))
+        s = _SLOTS[n] = np.full(n, -1, dtype=np.int64)
+    return s
+
+
 def _scatter_into(out, idx, values):
     """out[idx[k]] += values[k] in place, out being C-contiguous; returns out."""
     if values.shape[:idx.ndim] != idx.shape or values.shape[idx.ndim:] != out.shape[1:]:
@@ -137,9 +150,12 @@ def _scatter_into(out, idx, values):
         # contributions by row costs O(len(idx)) rather than O(rows of the table); each row still
         # receives its contributions in the order of k, starting from its current value
         flat = idx.reshape(-1)
-        if flat.size and (flat.min() < -n or flat.max() >= n):
+        slot = _slots(n)
+        rows, local = np.empty(flat.size, np.int64), np.empty(flat.size, np.int64)
+        j = _scatter.compact_rows(flat, slot, n, rows, local)
+        if j < 0:
             raise IndexError(f"row index out of range for a table of {n} rows")
-        rows, local = np.unique(np.where(flat < 0, flat + n, flat), return_inverse=True)
+        rows = rows[:j]
         part = out[rows]
         _run(_scatter.scatter_add, values.reshape(-1), local.astype(idx.dtype, copy=False), part.reshape(-1),
              np.empty(0, np.int64), len(rows), math.prod(out.shape[1:]))

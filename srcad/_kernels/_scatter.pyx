@@ -106,3 +106,26 @@ cdef inline void _add_block(real_t* a, const real_t* x, Py_ssize_t lo,
     cdef Py_ssize_t i
     for i in range(lo, hi):
         a[i] = a[i] + x[i]
+
+
+def compact_rows(const index_t[::1] idx, int64_t[::1] slot, Py_ssize_t n, int64_t[::1] rows,
+                 int64_t[::1] local):
+    """The distinct rows of idx in order of first appearance (rows[:j]) and each entry's place
+    among them (local), in O(len(idx)) with the scratch `slot` (n entries, all -1 before and
+    after). Returns j, or -1 for an index out of range. Runs holding the GIL: slot is shared."""
+    cdef Py_ssize_t m = idx.shape[0], k, j = 0, r
+    for k in range(m):
+        r = idx[k]
+        if r < 0:
+            r = r + n
+        if r < 0 or r >= n:
+            j = -j - 1
+            break
+        if slot[r] < 0:
+            slot[r] = j
+            rows[j] = r
+            j = j + 1
+        local[k] = slot[r]
+    for k in range(j if j >= 0 else -j - 1):
+        slot[rows[k]] = -1
+    return j if j >= 0 else -1
