@@ -52,6 +52,9 @@ def _sole(a, refs):
     return type(a) is np.ndarray and refs <= _SOLE and a.base is None and a.flags.writeable
 
 
+_SCALARS = {float, int, np.float64, np.float32}
+
+
 def add(a, b):
     """a + b for derivatives: zeros, arrays, lists of derivatives, RowSparse, scipy sparse.
     An array that only the caller's variable holds is updated in place (no new allocation)."""
@@ -60,6 +63,8 @@ def add(a, b):
         return b
     if _is_zero(b):
         return a
+    if type(a) in _SCALARS and type(b) in _SCALARS:
+        return a + b
     if _sole(a, refs) and isinstance(b, (np.ndarray, np.generic, float)) and \
             np.result_type(a, b) == a.dtype and np.broadcast_shapes(np.shape(b), a.shape) == a.shape:
         a += b
@@ -80,9 +85,15 @@ def add(a, b):
     return a + b
 
 
+_DENSE = (np.ndarray, np.generic, float, int)
+
+
 def unbroadcast(g, x):
     """Sum the cotangent g down to the shape of x (undoes NumPy broadcasting)."""
-    if _is_zero(g) or _is_seq(x) or sp.issparse(x) or sp.issparse(g):
+    if _is_zero(g):
+        return g
+    if not (isinstance(g, _DENSE) and isinstance(x, _DENSE)) and (
+            _is_seq(x) or sp.issparse(x) or sp.issparse(g)):
         return g
     shape = np.shape(x)
     gshape = np.shape(g)
