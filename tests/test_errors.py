@@ -86,3 +86,10 @@ def test_errors_derive_from_srcad_error():
 def test_bad_wrt_is_a_clear_error():
     with pytest.raises(srcad.SrcadError, match="wrt=3"):
         srcad.grad(ec.non_scalar, wrt=3)(np.ones(3))
+
+
+def test_lambda_is_rejected_with_its_place():
+    square = lambda x: x ** 2  # noqa: E731
+    with pytest.raises(srcad.UnsupportedSyntaxError) as info:
+        srcad.grad(square)(2.0)
+    assert "`lambda`" in str(info.value) and "test_errors.py" in str(info.value) and "def" in str(info.value)

@@ -80,8 +80,15 @@ def parse_function(func):
         raise SrcadError(
             f"cannot read the source of {func.__qualname__}: {exc}. srcad reads source code; define the "
             f"function in a .py file (not in exec() or an interactive prompt without a file).") from None
+    if func.__name__ == "<lambda>":
+        raise UnsupportedSyntaxError("`lambda`", filename, start, 0,
+                                     hint="define the function with def; srcad transforms it then")
     src = textwrap.dedent("".join(lines))
-    module = ast.parse(src)
+    try:
+        module = ast.parse(src)
+    except SyntaxError as exc:
+        raise UnsupportedSyntaxError(f"a function whose source cannot be parsed on its own ({exc.msg})",
+                                     filename, start, 0, hint="define the function with def at module level")
     node = module.body[0]
     if isinstance(node, ast.AsyncFunctionDef):
         raise UnsupportedSyntaxError("async functions", filename, start, node.col_offset)
