@@ -7,6 +7,7 @@ recomputation), which keeps the caller's tape small and makes recursion work unc
 import ast
 import importlib
 import inspect
+import math
 import types
 
 from ..errors import SrcadError
@@ -179,7 +180,7 @@ class Unit:
                 env.setdefault(k, v)
         env.update(getattr(self, "extra_env", {}))
         imports = ["import numpy as np"]
-        supplied = {}
+        supplied, constants = {}, []
         for name in sorted(free - defined):
             if name not in env:
                 continue
@@ -192,10 +193,19 @@ class Unit:
                     for sub in sorted(_submodules(name, obj, functions)):
                         if f"import {sub}" not in imports:
                             imports.append(f"import {sub}")
+            elif _constant_source(obj) is not None:      # a plain constant is written into the module
+                constants.append(f"{name} = {_constant_source(obj)}")
             else:
                 supplied[name] = obj
         imports.append("from srcad import runtime as rt")
-        return imports, supplied
+        return imports + ([""] + constants if constants else []), supplied
+
+
+def _constant_source(v):
+    """Python source for a plain constant (a number, string, bool or None), else None."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return repr(v) if v is None or isinstance(v, (bool, int, float, str)) else None
 
 
 def _is_literal(v):
