@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from . import runtime as rt
 from .errors import NonScalarOutputError, SrcadError
 from .rules import registry
-from .transform.compile import cached_text, load_module
+from .transform.compile import cached_text, forget_text, load_module
 from .transform.emit import module_text
 from .transform.unit import Unit
 
@@ -44,16 +44,21 @@ def _build(func, mode, wrt, row_sparse=(), variant="plain"):
         main, functions, wrt_names = forward_unit(unit, func, wrt)
     imports, supplied = unit.imports_and_env(functions)
     text = module_text(_header(func, mode, wrt_names), imports, functions, supplied)
-    return text, supplied, main.name
+    return text, supplied, main.name, unit.watch
 
 
 def _module(func, mode, wrt, row_sparse=(), variant="plain"):
     key = (func, mode, _key_wrt(wrt), tuple(row_sparse), variant, registry.generation[0])
     mod = _MODULES.get(key)
+    if mod is not None and not all(p.current(k) is v for p, k, v in mod.srcad_watch):
+        # a global or closure variable the code reads was rebound since it was generated
+        _MODULES.pop(key)
+        forget_text(key)
+        mod = None
     if mod is None:
-        text, supplied, name = cached_text(key, lambda: _build(func, mode, wrt, row_sparse, variant))
+        text, supplied, name, watch = cached_text(key, lambda: _build(func, mode, wrt, row_sparse, variant))
         mod = load_module(text, func.__name__, supplied)
-        mod.srcad_main = name
+        mod.srcad_main, mod.srcad_watch = name, watch
         _MODULES[key] = mod
     return mod
 
@@ -167,8 +172,11 @@ def emit(f, mode="reverse", wrt=0):
     """The generated derivative code of f as the text of a standalone Python module."""
     if mode not in ("reverse", "forward"):
         raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-    text, _, _ = cached_text((f, mode, _key_wrt(wrt), (), "plain", registry.generation[0]),
-                             lambda: _build(f, mode, wrt))
+    key = (f, mode, _key_wrt(wrt), (), "plain", registry.generation[0])
+    text, _, _, watch = cached_text(key, lambda: _build(f, mode, wrt))
+    if not all(p.current(k) is v for p, k, v in watch):
+        forget_text(key)
+        text = cached_text(key, lambda: _build(f, mode, wrt))[0]
     return text
 
 

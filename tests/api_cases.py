@@ -73,3 +73,11 @@ def decorated_with_args(x, y):
 @srcad.value_and_grad(wrt=1)
 def decorated_value_and_grad(x, y):
     return np.sum(x ** 2 * y)
+
+
+SCALE = 2.0
+WEIGHTS = np.array([1.0, -2.0, 0.5])
+
+
+def uses_globals(x):
+    return SCALE * np.sum(WEIGHTS * x ** 2)

@@ -117,3 +117,16 @@ def test_decorator_forms():
     value, g = ac.decorated_value_and_grad(x, y)
     assert np.isclose(value, np.sum(x ** 2 * y))
     np.testing.assert_allclose(g, x ** 2, rtol=1e-12)
+
+
+def test_rebinding_a_global_regenerates_the_code():
+    x = np.array([0.3, -1.0, 2.0])
+    g = srcad.grad(ac.uses_globals)
+    np.testing.assert_allclose(g(x), 2.0 * ac.WEIGHTS * 2 * x)          # analytic
+    old_scale, old_w = ac.SCALE, ac.WEIGHTS
+    try:
+        ac.SCALE, ac.WEIGHTS = 5.0, np.array([0.1, 0.2, 0.3])
+        np.testing.assert_allclose(g(x), 5.0 * ac.WEIGHTS * 2 * x)      # not the code made for 2.0
+        assert "SCALE = 5.0" in srcad.emit(ac.uses_globals)
+    finally:
+        ac.SCALE, ac.WEIGHTS = old_scale, old_w

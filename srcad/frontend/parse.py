@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from ..errors import SrcadError, UnsupportedSyntaxError
 
 
+_UNBOUND = object()
+
+
 @dataclass
 class Parsed:
     """A user function's syntax tree (line numbers as in its file) and what its names refer to."""
@@ -17,6 +20,16 @@ class Parsed:
     tree: ast.FunctionDef
     filename: str
     env: dict = field(default_factory=dict)   # free name -> object (closure cells, globals, builtins)
+
+    def current(self, name):
+        """What a free name of the function refers to now (closure cell, else module global)."""
+        code = self.func.__code__
+        if name in code.co_freevars:
+            try:
+                return self.func.__closure__[code.co_freevars.index(name)].cell_contents
+            except ValueError:
+                return _UNBOUND
+        return self.func.__globals__.get(name, _UNBOUND)
 
     def line_text(self, lineno):
         return linecache.getline(self.filename, lineno).strip()

@@ -36,3 +36,8 @@ def cached_text(key, build):
     if key not in _TEXT_CACHE:
         _TEXT_CACHE[key] = build()
     return _TEXT_CACHE[key]
+
+
+def forget_text(key):
+    """Drop generated text whose inputs changed."""
+    _TEXT_CACHE.pop(key, None)

@@ -171,9 +171,12 @@ class Unit:
         defined = {f.name for f in functions} | {"np", "rt"}
         free = _free_names(functions)
         env = {}
+        self.watch = []     # (parsed, name, object): generated code is stale once a binding changes
         for p in self.parsed:
             for k in free & p.env.keys():
                 v = p.env[k]
+                if p.current(k) is v:
+                    self.watch.append((p, k, v))
                 if k in env and env[k] is not v:
                     raise SrcadError(f"the name `{k}` means different things in the modules of the functions "
                                      f"srcad transforms together; rename one of them")
