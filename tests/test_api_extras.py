@@ -130,3 +130,22 @@ def test_rebinding_a_global_regenerates_the_code():
         assert "SCALE = 5.0" in srcad.emit(ac.uses_globals)
     finally:
         ac.SCALE, ac.WEIGHTS = old_scale, old_w
+
+
+def test_cli_module_form_and_forward_mode(tmp_path):
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, "-m", "srcad.cli", "emit", "examples_for_tests:logistic", "--mode", "forward"],
+                         check=True, cwd=here, capture_output=True, text=True).stdout
+    from examples_for_tests import logistic
+    assert out == srcad.emit(logistic, mode="forward")
+    ns = {}
+    exec(compile(out, "<cli>", "exec"), ns)
+    rng = np.random.default_rng(1)
+    w, X, y = rng.normal(size=3), rng.normal(size=(5, 3)), (rng.random(5) > 0.5) * 1.0
+    v = rng.normal(size=3)
+    _, dot = ns["logistic_jvp"](w, X, y, v)
+    np.testing.assert_allclose(dot, numerical_grad(logistic, (w, X, y)) @ v, rtol=1e-6)
+    bad = subprocess.run([sys.executable, "-m", "srcad.cli", "emit", "examples_for_tests:nope"],
+                         cwd=here, capture_output=True, text=True)
+    assert bad.returncode == 1 and "has no function 'nope'" in bad.stderr
