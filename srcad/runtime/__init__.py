@@ -16,8 +16,14 @@ from .rowsparse import RowSparse
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]
 
 
+_ZERO_TYPES = (float, np.float64, np.float32, np.float16, int)
+
+
 def _is_zero(v):
-    return v is None or (type(v) is float and v == 0.0)
+    """The zero derivative: 0.0 (what generated code starts from), None, or a scalar 0 that a
+    template computed from it (0.0 * y for a NumPy scalar y is np.float64(0.0), which has lost the
+    shape the derivative should have; every helper treats it as the symbolic zero)."""
+    return v is None or (type(v) in _ZERO_TYPES and v == 0)
 
 
 def _is_seq(v):
