@@ -36,7 +36,15 @@ def is_user_function(obj):
 
 
 def _names(atoms):
-    return [(k, a.id) for k, a in atoms if isinstance(a, ast.Name)]
+    """(key, name) of the arguments that are names; the items of a *args parameter are keyed
+    (param, position)."""
+    out = []
+    for k, a in atoms:
+        if isinstance(a, tuple):
+            out += [((k, j), e.id) for j, e in enumerate(a) if isinstance(e, ast.Name)]
+        elif isinstance(a, ast.Name):
+            out.append((k, a.id))
+    return out
 
 
 class Analysis:

@@ -114,6 +114,9 @@ defrule([np.linalg.solve], "a, b", ("rt.solve_vjp_a(g, a, ans)", "rt.solve_vjp_b
 defrule(["op:Mod", np.mod, np.remainder], "x, y", ("g", "-g * np.floor_divide(x, y)"),
         ("x_dot", "-y_dot * np.floor_divide(x, y)"), broadcast=True)
 
+defrule([np.einsum], "subscripts, *operands", (None, "rt.einsum_vjp(g, subscripts, operands, k)"),
+        (None, "rt.einsum_jvp(subscripts, operands, k, operands_dot)"))
+
 # ---- Python containers -------------------------------------------------------------------
 defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(g, x)", "list(x_dot)")
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)",

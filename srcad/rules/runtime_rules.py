@@ -51,6 +51,15 @@ defrule(rt.solve_vjp_b, "g, a", None,
         ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))
 defrule(rt.log_or_zero, "x", None, "x_dot / np.where(x == 0, 1.0, x)")
 
+defrule(rt.einsum_vjp, "g, subscripts, operands, k", None,
+        ("rt.einsum_vjp(g_dot, subscripts, operands, k)", None,
+         "rt.einsum_vjp_dot(g, subscripts, operands, k, operands_dot)"))
+defrule(rt.einsum_jvp, "subscripts, operands, k, dot", None,
+        (None, "rt.einsum_jvp_dot(subscripts, operands, k, dot, operands_dot)", None,
+         "rt.einsum_jvp(subscripts, operands, k, dot_dot)"))
+defrule(rt.replace_at, "items, k, value", None,
+        ("rt.replace_at(items_dot, k, 0.0)", None, "rt.replace_at([0.0] * len(items), k, value_dot)"), jvp_join=True)
+
 # ---- containers and subscripts ---------------------------------------------------------------
 defrule(rt.concatenate_vjp, "g, arrays, axis=0", None, ("rt.concatenate_vjp(g_dot, arrays, axis)", "0"))
 defrule(rt.unstack, "g, axis, arrays", None, ("rt.unstack(g_dot, axis, arrays)", "0", "0"))

@@ -406,6 +406,70 @@ def solve_vjp_a(g, a, ans):
     return -np.multiply.outer(b_bar, ans) if np.ndim(ans) == 1 else -(b_bar @ np.swapaxes(ans, -1, -2))
 
 
+def _einsum_parts(subscripts, n):
+    """(input subscripts, output subscript) of an einsum without '...' and without a letter
+    repeated inside one operand (those have no rule yet)."""
+    s = subscripts.replace(" ", "")
+    if "..." in s:
+        from ..errors import MissingRuleError
+        raise MissingRuleError(f"np.einsum with '...' ({subscripts!r})")
+    ins, _, out = s.partition("->")
+    ins = ins.split(",")
+    if not _:
+        letters = "".join(ins)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(ins) != n or any(len(set(i)) != len(i) for i in ins):
+        from ..errors import MissingRuleError
+        raise MissingRuleError(f"np.einsum with a letter repeated in one operand ({subscripts!r})")
+    return ins, out
+
+
+def einsum_vjp(g, subscripts, operands, k):
+    """Cotangent of operand k of np.einsum(subscripts, *operands)."""
+    if _is_zero(g):
+        return g
+    ins, out = _einsum_parts(subscripts, len(operands))
+    others = [(s, a) for j, (s, a) in enumerate(zip(ins, operands)) if j != k]
+    known = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
+    kept = "".join(c for c in ins[k] if c in known)      # letters summed only inside operand k broadcast
+    spec = ",".join([out] + [s for s, _ in others]) + "->" + kept
+    part = np.einsum(spec, g, *[a for _, a in others])
+    shape = tuple(np.shape(operands[k])[ins[k].index(c)] if c in kept else 1 for c in ins[k])
+    order = [kept.index(c) for c in ins[k] if c in kept]
+    part = np.transpose(part, order) if order else part
+    return unbroadcast(np.broadcast_to(np.reshape(part, shape), np.shape(operands[k])), operands[k])
+
+
+def einsum_jvp(subscripts, operands, k, dot):
+    """Tangent of np.einsum(subscripts, *operands) along operand k's tangent."""
+    return np.einsum(subscripts, *replace_at(operands, k, dot))
+
+
+def einsum_vjp_dot(g, subscripts, operands, k, operands_dot):
+    """Tangent of einsum_vjp(g, subscripts, operands, k) along the other operands' tangents."""
+    total = 0.0
+    for m, d in enumerate(operands_dot):
+        if m != k and not _is_zero(d):
+            total = add(total, einsum_vjp(g, subscripts, replace_at(operands, m, d), k))
+    return total
+
+
+def einsum_jvp_dot(subscripts, operands, k, dot, operands_dot):
+    """Tangent of einsum_jvp(subscripts, operands, k, dot) along the other operands' tangents."""
+    total = 0.0
+    for m, d in enumerate(operands_dot):
+        if m != k and not _is_zero(d):
+            total = add(total, np.einsum(subscripts, *replace_at(replace_at(operands, k, dot), m, d)))
+    return total
+
+
+def replace_at(items, k, value):
+    """A list of the items with item k replaced."""
+    out = list(items)
+    out[k] = value
+    return out
+
+
 # ---- linear algebra and shapes -------------------------------------------------------------
 def matmul(x, y):
     """x @ y, through srcad's compiled kernel when x is a scipy sparse matrix."""

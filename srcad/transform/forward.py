@@ -8,7 +8,7 @@ import ast
 
 from ..errors import MissingRuleError
 from .reverse import primal_statement
-from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, rt
+from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, param_of, rt
 
 
 class Forward:
@@ -110,13 +110,14 @@ class Forward:
             mapping = bound_mapping(op.rule, op.bound)
             mapping["ans"] = N(ans)
             pieces = []
-            for p, n in active:
+            for key, n in active:
+                p, m = param_of(key, mapping)
                 t = op.rule.jvp.get(p)
                 if t is None:
                     self.fail(op, f"{ast.unparse(op.rhs)} (argument `{p}`)")
                 if isinstance(t, ast.Constant) and t.value == 0:
                     continue
-                m = dict(mapping)
+                m = dict(m)
                 m[p + "_dot"] = N(self.dot(n))
                 pieces.append(instantiate(t, m))
             if not pieces:

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 from ..errors import MissingRuleError
 from ..frontend.analyze import index_expr
-from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, names_read, rt
+from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, names_read, param_of, rt
 
 
 class _Marker:
@@ -180,9 +180,10 @@ class Reverse:
                 if isinstance(pos, int):
                     self.contribute(code, live, n, rt("item", N(cots), ast.Constant(pos)))
             return code
-        mapping = bound_mapping(op.rule, op.bound)
-        mapping.update(g=N(g), ans=N(ans))
-        for p, n in active:
+        base = bound_mapping(op.rule, op.bound)
+        base.update(g=N(g), ans=N(ans))
+        for key, n in active:
+            p, mapping = param_of(key, base)
             template = op.rule.vjp.get(p)
             if template is None:
                 fn, line, col = self.parsed.where(op.node)

@@ -68,7 +68,8 @@ def bound_mapping(rule, bound):
     for p, param in rule.signature.parameters.items():
         if p in bound:
             v = bound[p]
-            out[p] = v if isinstance(v, ast.AST) else ast.Constant(None)
+            out[p] = v if isinstance(v, ast.AST) else (ast.Tuple(list(v), ast.Load()) if isinstance(v, tuple)
+                                                       else ast.Constant(None))
         elif param.default is not param.empty:
             out[p] = ast.Constant(param.default)
     return out
@@ -87,3 +88,11 @@ def names_read(nodes):
             if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load):
                 out.add(m.id)
     return out
+
+
+def param_of(key, mapping):
+    """The rule parameter an operand key names, with `k` bound to the position for *args items."""
+    if isinstance(key, tuple):
+        mapping = dict(mapping, k=ast.Constant(key[1]))
+        return key[0], mapping
+    return key, mapping
