@@ -260,6 +260,9 @@ def hessian(f, wrt=0):
     @functools.wraps(f)
     def wrapper(*args):
         x = args[k]
+        if sp.issparse(x):
+            raise SrcadError(f"srcad.hessian w.r.t. a sparse matrix would be dense (x.shape + x.shape); use "
+                             f"srcad.hvp({f.__name__}, wrt={wrt!r}) with a direction of x's pattern instead")
         mod = _module(adjoint, "forward", k)
         fn = getattr(mod, mod.srcad_main)
         sweep = lambda v: _call_jvp(fn, tuple(args), {name + "_dot": v})   # noqa: E731
