@@ -81,3 +81,7 @@ WEIGHTS = np.array([1.0, -2.0, 0.5])
 
 def uses_globals(x):
     return SCALE * np.sum(WEIGHTS * x ** 2)
+
+
+def sparse_quad(A, x):
+    return np.sum((A @ x) ** 2)

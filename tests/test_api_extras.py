@@ -149,3 +149,12 @@ def test_cli_module_form_and_forward_mode(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "srcad.cli", "emit", "examples_for_tests:nope"],
                          cwd=here, capture_output=True, text=True)
     assert bad.returncode == 1 and "has no function 'nope'" in bad.stderr
+
+
+def test_hessian_wrt_sparse_points_to_hvp():
+    import scipy.sparse as sp
+    A = sp.random_array((5, 4), density=0.5, random_state=0, format="csr")
+    with pytest.raises(srcad.SrcadError, match="srcad.hvp"):
+        srcad.hessian(ac.sparse_quad, wrt=0)(A, np.ones(4))
+    H = srcad.hessian(ac.sparse_quad, wrt=1)(A, np.ones(4))
+    np.testing.assert_allclose(H, 2 * (A.T @ A).toarray(), rtol=1e-12)   # analytic: 2 A^T A
