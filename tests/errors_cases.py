@@ -18,7 +18,8 @@ def uses_with(x):
 
 
 def uses_comprehension(x):
-    return sum([v ** 2 for v in x])
+    squares = {i: v ** 2 for i, v in enumerate(x)}
+    return sum(squares.values())
 
 
 def uses_lambda(x):

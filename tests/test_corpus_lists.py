@@ -220,7 +220,25 @@ def _weight_list():
     return [mat(60, 4, 3), mat(61, 4, 4), mat(62, 2, 4)]
 
 
+def comprehension_of_squares(x):
+    return np.sum(np.array([v ** 2 for v in x]))
+
+
+def comprehension_with_filter_and_generator(x, W):
+    rows = [np.tanh(w @ x) for w in W if np.sum(w) > -10]
+    return sum(r ** 2 for r in rows) + np.sum(np.stack([x * i for i in range(3)]))
+
+
+def comprehension_keeps_outer_name(x):
+    v = 5.0
+    ys = [v * 2 for v in x]
+    return np.sum(np.array(ys)) * v
+
+
 CASES = [
+    case(comprehension_of_squares, lambda: (vec(90, 4),)),
+    case(comprehension_with_filter_and_generator, lambda: (vec(91, 4), mat(92, 3, 4)), (0, 1)),
+    case(comprehension_keeps_outer_name, lambda: (vec(93, 4),)),
     case(stack_scaled_copies, lambda: (vec(1, 4),)),
     case(vandermonde_columns, lambda: (vec(2, 5),)),
     case(array_of_scalars, lambda: (vec(3, 5),)),

@@ -14,10 +14,8 @@ _REJECT = {
     ast.Global: ("`global` declarations", "pass the value as an argument and return the new value"),
     ast.Nonlocal: ("`nonlocal` declarations", "pass the value as an argument and return the new value"),
     ast.Lambda: ("`lambda`", "define the function with def at module level; srcad transforms it too"),
-    ast.ListComp: ("list comprehensions", "write a for loop that appends to a list"),
     ast.SetComp: ("set comprehensions", "write a for loop"),
     ast.DictComp: ("dict comprehensions", "write a for loop"),
-    ast.GeneratorExp: ("generator expressions", "write a for loop that appends to a list"),
     ast.Delete: ("`del`", "let the name go out of scope, or assign None"),
     ast.ClassDef: ("class definitions inside a differentiated function", "define the class at module level"),
     ast.AsyncFunctionDef: ("async functions", ""),
@@ -48,6 +46,8 @@ class _Fence(ast.NodeVisitor):
             if any(isinstance(n, (ast.FunctionDef, ast.Lambda)) for b in node.body for n in ast.walk(b)):
                 self.fail(node, "nested function definitions more than one level deep",
                           "define the function at module level; calls to it are transformed too")
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and any(g.is_async for g in node.generators):
+            self.fail(node, "async comprehensions")
         if isinstance(node, (ast.For, ast.While)) and node.orelse:
             self.fail(node, f"`{type(node).__name__.lower()} ... else`", "use a flag variable instead")
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):

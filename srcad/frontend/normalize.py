@@ -146,6 +146,8 @@ class Normalizer:
         if isinstance(e, (ast.Tuple, ast.List)):
             s, elts = self.atoms(e.elts, hint)
             return s, _loc(type(e)(elts=elts, ctx=ast.Load()), e)
+        if isinstance(e, (ast.ListComp, ast.GeneratorExp)):
+            return self.comprehension(e, hint)
         if isinstance(e, ast.IfExp):
             t = self.temp(hint)
             s0, c = self.condition(e.test)
@@ -177,6 +179,30 @@ class Normalizer:
         self.lifted[st.name] = (lifted, captured, _lift(node, self.parsed, st))
         self.parsed.env[lifted] = self.lifted[st.name][2]
         return []
+
+    def comprehension(self, e, hint):
+        """[elt for t in xs if c] (or a generator expression): a loop that appends to a fresh list.
+        The comprehension's own names get fresh names, so they never touch the function's."""
+        rename = {}
+        for gen in e.generators:
+            for t in ast.walk(gen.target):
+                if isinstance(t, ast.Name):
+                    rename.setdefault(t.id, self.temp(t.id))
+        self.locals |= set(rename.values())
+
+        class _Rename(ast.NodeTransformer):
+            def visit_Name(self, node):
+                return ast.copy_location(ast.Name(rename.get(node.id, node.id), node.ctx), node)
+        out = self.temp(hint if hint != "t" else "items")
+        self.locals.add(out)
+        body = [ast.Expr(ast.Call(ast.Attribute(name(out), "append", ast.Load()),
+                                  [_Rename().visit(ast_copy(e.elt))], []))]
+        for gen in reversed(e.generators):
+            for cond in reversed(gen.ifs):
+                body = [ast.If(_Rename().visit(ast_copy(cond)), body, [])]
+            body = [ast.For(_Rename().visit(ast_copy(gen.target)), _Rename().visit(ast_copy(gen.iter)), body, [])]
+        stmts = [_loc(assign(out, ast.List([], ast.Load())), e)] + [_loc(b, e) for b in body]
+        return self.block(stmts), name(out)
 
     def call(self, e, hint):
         if isinstance(e.func, ast.Name) and e.func.id in self.lifted:
