@@ -7,6 +7,10 @@ import scipy.sparse as sp
 
 import srcad
 from fdcheck import assert_grad_close, numerical_grad
+from sparse_cases import (  # noqa: F401  (user functions shared with the other sparse tests)
+    lsq, lsq_kernel, transposed, total, row_sums, col_sums, scaled, scaled_data, values_weighted,
+    from_csr_parts, from_csr_parts_matrix, from_coo_parts, csr_from_pairs, row_max, col_min,
+    seg_sum, seg_max, seg_min, two_uses, product)
 
 CLASSES = {("csr", "array"): sp.csr_array, ("csr", "matrix"): sp.csr_matrix,
            ("coo", "array"): sp.coo_array, ("coo", "matrix"): sp.coo_matrix,
@@ -65,89 +69,10 @@ ALL = [(f, k, d, i) for f in ("csr", "coo") for k in ("array", "matrix")
 
 
 # ---- user functions, written naturally ------------------------------------------------------------
-def lsq(A, X, T):
-    return np.sum((A @ X - T) ** 2)
-
-
-def lsq_kernel(A, X, T):
-    return np.sum((srcad.sparse.matmul(A, X) - T) ** 2)
-
-
-def transposed(A, G):
-    return np.sum(np.sin(A.T @ G))
-
-
-def total(A):
-    return A.sum() * 3.0
-
-
-def row_sums(A, w):
-    s = np.asarray(A.sum(axis=1)).ravel()
-    return np.sum(np.sin(s) * w)
-
-
-def col_sums(A, w):
-    s = np.asarray(A.sum(axis=0)).ravel()
-    return np.sum(np.sin(s) * w)
-
-
-def scaled(A, D):
-    return A.multiply(D).sum()
-
-
-def scaled_data(A, D):
-    return np.sum(np.sin(A.multiply(D).data))
-
-
-def values_weighted(A, w):
-    return np.sum(np.sin(A.data) * w)
-
-
-def from_csr_parts(values, indices, indptr, X):
-    A = sp.csr_array((values, indices, indptr), shape=(6, 7))
-    return np.sum(np.tanh(A @ X)) + np.sum(A.data ** 3)
-
-
-def from_csr_parts_matrix(values, indices, indptr, X):
-    A = sp.csr_matrix((values, indices, indptr), shape=(6, 7))
-    return np.sum(np.tanh(A @ X))
-
-
-def from_coo_parts(values, row, col, X):
-    A = sp.coo_array((values, (row, col)), shape=(6, 7))
-    return np.sum(np.tanh(A @ X)) + np.sum(A.data * values)
-
-
-def csr_from_pairs(values, row, col, X):
-    A = sp.csr_array((values, (row, col)), shape=(6, 7))
-    return np.sum(np.tanh(A @ X))
-
-
-def row_max(A, w):
-    return np.sum(srcad.sparse.reduce_max(A, axis=1)[:-1] * w)
-
-
-def col_min(A, w):
-    m = srcad.sparse.reduce_min(A, axis=0)
-    return np.sum(np.where(np.isfinite(m), m, 0.0) * w)
 
 
 def all_max(A):
     return srcad.sparse.reduce_max(A) * 2.0 + srcad.sparse.reduce_min(A)
-
-
-def seg_sum(data, ids, W):
-    return np.sum(np.sin(srcad.sparse.segment_sum(data, ids, 5)) * W)
-
-
-def seg_max(data, ids, W):
-    m = srcad.sparse.segment_max(data, ids, 5)
-    return np.sum(np.where(np.isfinite(m), m, 0.0) * W)
-
-
-def seg_min(data, ids, W):
-    m = srcad.sparse.segment_min(data, ids, 5)
-    return np.sum(np.where(np.isfinite(m), m, 0.0) * W)
 
 
 def gather(E, idx, w):
@@ -158,12 +83,6 @@ def gather(E, idx, w):
 def gather_take(E, idx, w):
     h = np.take(E, idx, axis=0)
     return np.sum(np.tanh(h @ w))
-
-
-def two_uses(A, X):
-    Y = A @ X
-    Z = A.T @ Y
-    return np.sum(Z ** 2) + np.sum(A.data) + A.multiply(X[:6, :1]).sum()
 
 
 # ---- products ------------------------------------------------------------------------------------------
@@ -467,10 +386,6 @@ def test_value_and_grad_and_vjp():
     np.testing.assert_allclose(cA.data, gA.data, rtol=1e-12)
     np.testing.assert_allclose(cX, gX, rtol=1e-12)
     np.testing.assert_allclose(cT, -2 * (A @ X - T), rtol=1e-12)
-
-
-def product(A, X):
-    return A @ X
 
 
 def test_vjp_of_a_nonscalar_product():

@@ -13,6 +13,10 @@ import scipy.sparse as sp
 
 import srcad
 from test_sparse import CLASSES, assert_same_pattern, make
+from sparse_cases import (  # noqa: F401  (user functions shared with the other sparse tests)
+    lsq, lsq_kernel, transposed, total, row_sums, col_sums, scaled, scaled_data, values_weighted,
+    from_csr_parts, from_csr_parts_matrix, from_coo_parts, csr_from_pairs, row_max, col_min,
+    seg_sum, seg_max, seg_min, two_uses, product)
 
 pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")   # np.matrix of the _matrix sums
 
@@ -80,107 +84,18 @@ def check_jvp(f, args, which, seed=0, rtol=1e-5, atol=1e-6):
 
 
 # ---- user functions, written naturally ------------------------------------------------------------------
-def lsq(A, X, T):
-    return np.sum((A @ X - T) ** 2)
-
-
-def lsq_kernel(A, X, T):
-    return np.sum((srcad.sparse.matmul(A, X) - T) ** 2)
-
-
-def transposed(A, G):
-    return np.sum(np.sin(A.T @ G))
-
-
-def product(A, X):
-    return A @ X
 
 
 def rproduct(A, G):
     return A.T @ G
 
 
-def total(A):
-    return A.sum() * 3.0
-
-
-def row_sums(A, w):
-    s = np.asarray(A.sum(axis=1)).ravel()
-    return np.sum(np.sin(s) * w)
-
-
-def col_sums(A, w):
-    s = np.asarray(A.sum(axis=0)).ravel()
-    return np.sum(np.sin(s) * w)
-
-
-def scaled(A, D):
-    return A.multiply(D).sum()
-
-
-def scaled_data(A, D):
-    return np.sum(np.sin(A.multiply(D).data))
-
-
 def scaled_matrix(A, D):
     return A.multiply(D)
 
 
-def values_weighted(A, w):
-    return np.sum(np.sin(A.data) * w)
-
-
-def row_max(A, w):
-    return np.sum(srcad.sparse.reduce_max(A, axis=1)[:-1] * w)
-
-
-def col_min(A, w):
-    m = srcad.sparse.reduce_min(A, axis=0)
-    return np.sum(np.where(np.isfinite(m), m, 0.0) * w)
-
-
 def all_extremes(A):
     return srcad.sparse.reduce_max(A) * 2.0 + srcad.sparse.reduce_min(A)
-
-
-def two_uses(A, X):
-    Y = A @ X
-    Z = A.T @ Y
-    return np.sum(Z ** 2) + np.sum(A.data) + A.multiply(X[:6, :1]).sum()
-
-
-def from_csr_parts(values, indices, indptr, X):
-    A = sp.csr_array((values, indices, indptr), shape=(6, 7))
-    return np.sum(np.tanh(A @ X)) + np.sum(A.data ** 3)
-
-
-def from_csr_parts_matrix(values, indices, indptr, X):
-    A = sp.csr_matrix((values, indices, indptr), shape=(6, 7))
-    return np.sum(np.tanh(A @ X))
-
-
-def from_coo_parts(values, row, col, X):
-    A = sp.coo_array((values, (row, col)), shape=(6, 7))
-    return np.sum(np.tanh(A @ X)) + np.sum(A.data * values)
-
-
-def csr_from_pairs(values, row, col, X):
-    A = sp.csr_array((values, (row, col)), shape=(6, 7))
-    return np.sum(np.tanh(A @ X))
-
-
-def seg_sum(data, ids, W):
-    return np.sum(np.sin(srcad.sparse.segment_sum(data, ids, 5)) * W)
-
-
-def seg_max(data, ids, W):
-    m = srcad.sparse.segment_max(data, ids, 5)
-    return np.sum(np.where(np.isfinite(m), m, 0.0) * W)
-
-
-def seg_min(data, ids, W):
-    m = srcad.sparse.segment_min(data, ids, 5)
-    return np.sum(np.where(np.isfinite(m), m, 0.0) * W)
 
 
 def gather(E, idx, w):
