@@ -94,3 +94,7 @@ def two_uses(A, X):
 
 def product(A, X):
     return A @ X
+
+
+def dense_times_sparse(X, A):
+    return np.sum(np.sin(X @ A) * 2.0) + np.sum((X[0] @ A) ** 2)

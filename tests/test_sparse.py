@@ -475,3 +475,17 @@ def test_numerical_reference_sees_one_value_per_entry():
     A = make("coo", "matrix")
     g = numerical_grad(total, (A,))
     assert g.shape == (A.nnz,)
+
+
+# ---- dense @ sparse --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_dense_times_sparse(fmt):
+    from sparse_cases import dense_times_sparse
+    A = make(fmt, "array")
+    X = np.random.default_rng(5).normal(size=(3, A.shape[0]))
+    gX, gA = srcad.grad(dense_times_sparse, wrt=(0, 1))(X, A)
+    assert_same_pattern(gA, A)
+    assert_grad_close(dense_times_sparse, (X, A), gX, wrt=0)
+    assert_grad_close(dense_times_sparse, (X, A), gA, wrt=1)
+    from srcad import runtime as rt
+    np.testing.assert_allclose(rt.matmul(X, A), X @ A.toarray(), rtol=1e-12)     # through the kernel

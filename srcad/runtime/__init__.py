@@ -476,6 +476,9 @@ def matmul(x, y):
     if sp.issparse(x):
         from .sparse_ops import sparse_matmul
         return sparse_matmul(x, y)
+    if sp.issparse(y) and _plain(x):          # x @ A = (A.T @ x.T).T, through the transposed kernel
+        from .sparse_ops import sparse_rmatmul
+        return sparse_rmatmul(y, x) if np.ndim(x) == 1 else sparse_rmatmul(y, np.swapaxes(x, -1, -2)).T
     return x @ y
 
 
@@ -486,6 +489,9 @@ def matmul_vjp_x(g, x, y):
     if sp.issparse(x):
         from .sparse_ops import matmul_vjp_values
         return matmul_vjp_values(g, x, y)
+    if sp.issparse(y) and _plain(g):          # x @ A: g @ A.T = (A @ g.T).T
+        from .sparse_ops import sparse_matmul
+        return sparse_matmul(y, g) if np.ndim(g) == 1 else sparse_matmul(y, np.swapaxes(g, -1, -2)).T
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * y, x)
     if np.ndim(y) == 1:
@@ -502,6 +508,11 @@ def matmul_vjp_y(g, x, y):
     if sp.issparse(x):
         from .sparse_ops import sparse_rmatmul
         return sparse_rmatmul(x, g)
+    if sp.issparse(y) and _plain(g) and _plain(x):   # x @ A: A's cotangent at (i, j) is x[:, i] . g[:, j]
+        from .sparse_ops import matmul_vjp_values
+        if np.ndim(x) == 1:
+            return matmul_vjp_values(np.asarray(x), y, np.asarray(g))
+        return matmul_vjp_values(np.swapaxes(x, -1, -2), y, np.swapaxes(g, -1, -2))
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * x, y)
     if np.ndim(x) == 1:
