@@ -40,7 +40,8 @@ class Reverse:
         self.row_sparse = set(row_sparse)
         self.bars = {}
         self.markers = {}       # (kind, id(stmt)) -> _Marker
-        self.sites = defaultdict(list)
+        self.sites = defaultdict(list)     # name -> [(assigning statement, loop depth)]
+        self.depth = {}                    # id(statement) -> loop depth (0.5: in a branch only)
         self.params = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
         for p in self.params:
             self.sites[p].append((None, 0))
@@ -57,15 +58,16 @@ class Reverse:
 
     def _collect_sites(self, stmts, depth):
         for st in stmts:
+            self.depth[id(st)] = depth
             if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name):
                 self.sites[st.targets[0].id].append((st, depth))
             elif isinstance(st, ast.For):
                 self.sites[st.target.id].append((st, depth))
             if isinstance(st, (ast.For, ast.While)):
                 self._collect_sites(st.body, depth + 1)
-            elif isinstance(st, ast.If):
-                self._collect_sites(st.body, depth + 1 if depth else 0.5)
-                self._collect_sites(st.orelse, depth + 1 if depth else 0.5)
+            elif isinstance(st, ast.If):       # 0.5: inside a branch but not in a loop
+                self._collect_sites(st.body, depth if depth >= 1 else 0.5)
+                self._collect_sites(st.orelse, depth if depth >= 1 else 0.5)
 
     def _overwrites(self, st, v):
         """Does this assignment (possibly) replace a value of v that an earlier statement read?"""
@@ -74,10 +76,7 @@ class Reverse:
         return not (first_stmt is st and first_depth < 1)
 
     def _in_loop(self, st):
-        for site, depth in self.sites.get(getattr(getattr(st, "targets", [None])[0], "id", None), []):
-            if site is st:
-                return depth >= 1
-        return False
+        return self.depth.get(id(st), 0) >= 1
 
     def marker(self, kind, var, st):
         key = (kind, id(st))
@@ -291,7 +290,7 @@ class Reverse:
         body = self._finish(body, entry, inner)
         code = [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init
         trips = self.trips.get(id(st))
-        if trips and self._nested(st):
+        if trips and self._in_loop(st):
             code.append(assign(trips, _pop(self.tape)))
         if isinstance(st, ast.While):
             header = ast.For(N("_", True), ast.Call(N("range"), [N(trips)], []), body, [])
@@ -304,9 +303,6 @@ class Reverse:
         if len(self.sites[st.target.id if isinstance(st, ast.For) else "\x00"]) > 1:
             code.append(self.marker("pop", st.target.id, st))
         return code
-
-    def _nested(self, st):
-        return getattr(st, "depth", 0) >= 1
 
     # -- primal sweep ----------------------------------------------------------------------
     def _kept(self, kind, st):
@@ -369,23 +365,22 @@ class Reverse:
             node = ast.While(ast_copy(st.test), body, [])
         return pre + [node] + post
 
-    def _prepare_loops(self, stmts, depth):
+    def _prepare_loops(self, stmts):
         for st in stmts:
             if isinstance(st, (ast.For, ast.While)):
-                st.depth = depth
                 ends_early = bool(st.body) and isinstance(st.body[-1], ast.If) and \
                     isinstance(st.body[-1].body[0], ast.Break)
                 if isinstance(st, ast.While) or ends_early:
                     self.trips[id(st)] = self.namer.fresh(f"trips_L{st.user_line}")
-                self._prepare_loops(st.body, depth + 1)
+                self._prepare_loops(st.body)
             elif isinstance(st, ast.If):
-                self._prepare_loops(st.body, depth)
-                self._prepare_loops(st.orelse, depth)
+                self._prepare_loops(st.body)
+                self._prepare_loops(st.orelse)
 
     # -- the whole function ----------------------------------------------------------------
     def run(self, name, return_value=False):
         fn = self.fn
-        self._prepare_loops(fn.body, 0)
+        self._prepare_loops(fn.body)
         ret = fn.body[-1].value if fn.body and isinstance(fn.body[-1], ast.Return) else ast.Constant(None)
         live = set()
         seed_code = []
