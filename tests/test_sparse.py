@@ -337,6 +337,40 @@ def test_row_gather(f, dtype):
     assert_grad_close(f, (E, idx, w), g, **tol(dtype))
 
 
+def embedding_loss(E, idx, w, y):
+    h = E[idx]
+    return np.sum((h @ w - y) ** 2)
+
+
+def test_embedding_batches_through_the_parallel_paths():
+    """A batch large enough for the parallel row gather (rt.getitem), outer product (the cotangent
+    of h @ w) and owner-partitioned scatter: equal to the hand-written gradient, accumulated over
+    batches, and the same bits for 1 and 2 threads."""
+    rng = np.random.default_rng(31)
+    E = rng.normal(size=(100_000, 16)).astype(np.float32)
+    w = rng.normal(size=16).astype(np.float32)
+    batches = [(idx, rng.normal(size=len(idx)).astype(np.float32))
+               for idx in (np.minimum(rng.zipf(1.3, 20_000), len(E)) - 1 for _ in range(3))]
+    df = srcad.grad(embedding_loss, row_sparse=True)
+    assert "h = rt.getitem(E, idx)" in srcad.emit(embedding_loss)
+    want = np.zeros(E.shape)
+    for idx, y in batches:                                    # by hand, in float64
+        r = E[idx].astype(np.float64) @ w - y
+        np.add.at(want, idx, 2 * r[:, None] * w[None, :].astype(np.float64))
+    saved, accs = srcad.get_num_threads(), []
+    try:
+        for threads in (1, 2):
+            srcad.set_num_threads(threads)
+            acc = np.zeros_like(E)
+            for idx, y in batches:
+                srcad.accumulate(acc, df(E, idx, w, y))
+            np.testing.assert_allclose(acc, want, rtol=2e-4, atol=2e-3)
+            accs.append(acc)
+    finally:
+        srcad.set_num_threads(saved)
+    assert accs[0].tobytes() == accs[1].tobytes()
+
+
 # ---- accumulate -------------------------------------------------------------------------------------------
 def test_accumulate_kinds():
     rng = np.random.default_rng(9)

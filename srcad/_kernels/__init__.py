@@ -16,11 +16,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
 
-from . import _reduce, _scatter, _spmm  # noqa: E402
+from . import _malloc, _reduce, _scatter, _spmm  # noqa: E402
+
+_malloc.tune()
 
 __all__ = [
     "set_num_threads", "get_num_threads",
-    "gather_rows", "scatter_add_rows", "scatter_add_rows_into", "add_into",
+    "gather_rows", "scatter_add_rows", "scatter_add_rows_into", "add_into", "outer",
     "csr_matmul", "csr_transpose_index", "csr_matmul_t", "sddmm",
     "csr_row_reduce", "csr_row_reduce_vjp", "csr_col_reduce", "csr_col_reduce_vjp",
     "segment_reduce", "segment_reduce_vjp",
@@ -125,44 +127,24 @@ def gather_rows(E, idx):
     return out
 
 
-_SLOTS = {}
-
-
-def _slots(n):
-    """A scratch array of n entries, all -1, kept between calls (for the two most recent sizes)."""
-    s = _SLOTS.get(n)
-    if s is None:
-        if len(_SLOTS) >= 2:
-            _SLOTS.pop(next(iter(_SLOTS)))
-        s = _SLOTS[n] = np.full(n, -1, dtype=np.int64)
-    return s
-
-
 def _scatter_into(out, idx, values):
     """out[idx[k]] += values[k] in place, out being C-contiguous; returns out."""
     if values.shape[:idx.ndim] != idx.shape or values.shape[idx.ndim:] != out.shape[1:]:
         raise ValueError(f"values of shape {values.shape} do not match indices of shape "
                          f"{idx.shape} into rows of shape {out.shape[1:]}")
     (values,) = _floats(values.astype(out.dtype, copy=False))
-    n = out.shape[0]
-    if idx.size * 8 < n:
-        # few rows of a tall table: work on the rows touched only, so that grouping the
-        # contributions by row costs O(len(idx)) rather than O(rows of the table); each row still
-        # receives its contributions in the order of k, starting from its current value
-        flat = idx.reshape(-1)
-        slot = _slots(n)
-        rows, local = np.empty(flat.size, np.int64), np.empty(flat.size, np.int64)
-        j = _scatter.compact_rows(flat, slot, n, rows, local)
-        if j < 0:
-            raise IndexError(f"row index out of range for a table of {n} rows")
-        rows = rows[:j]
-        part = out[rows]
-        _run(_scatter.scatter_add, values.reshape(-1), local.astype(idx.dtype, copy=False), part.reshape(-1),
-             np.empty(0, np.int64), len(rows), math.prod(out.shape[1:]))
-        out[rows] = part
-        return out
-    _run(_scatter.scatter_add, values.reshape(-1), idx.reshape(-1), out.reshape(-1),
-         np.empty(0, np.int64), n, math.prod(out.shape[1:]))
+    _run(_scatter.scatter_add_owned, values.reshape(-1), idx.reshape(-1), out.reshape(-1),
+         out.shape[0], math.prod(out.shape[1:]))
+    return out
+
+
+def outer(a, b):
+    """np.multiply.outer(a, b) for 1-D float arrays, rows written in parallel (the same bits)."""
+    a, b = _floats(a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError("outer takes two 1-D arrays")
+    out = np.empty((len(a), len(b)), dtype=a.dtype)
+    _run(_scatter.outer, a, b, out.reshape(-1))
     return out
 
 
@@ -256,43 +238,41 @@ def sddmm(indptr, indices, G, X):
 
 def _group_reduce(ptr, pos, data, n, op):
     """Max/min of each of n groups of the 1-D data (positions pos[ptr[b]:ptr[b+1]], or
-    ptr[b]:ptr[b+1] themselves when pos is None) and the number of entries tying it."""
+    ptr[b]:ptr[b+1] themselves when pos is None); -inf/+inf for an empty group."""
     use_pos = pos is not None
     ptr, pos = _ints(ptr, pos if use_pos else np.empty(0, np.int32))
     (data,) = _floats(data)
     if len(ptr) != n + 1 or data.ndim != 1:
         raise ValueError(f"need {n + 1} group pointers and 1-D data")
     vals = np.empty(n, dtype=data.dtype)
-    counts = np.empty(n, dtype=np.int64)
-    _run(_reduce.group_extreme, ptr, pos, use_pos, data, _op_is_max(op), vals, counts)
-    return vals, counts
+    _run(_reduce.group_extreme, ptr, pos, use_pos, data, _op_is_max(op), vals)
+    return vals
 
 
-def _group_reduce_vjp(ptr, pos, data, vals, counts, g):
-    """g[b] / counts[b] at the entries of group b equal to vals[b], 0 elsewhere."""
+def _group_reduce_vjp(ptr, pos, data, vals, g):
+    """g[b] / (entries of group b tying vals[b]) at those entries, 0 elsewhere."""
     use_pos = pos is not None
     ptr, pos = _ints(ptr, pos if use_pos else np.empty(0, np.int32))
     data, vals, g = _floats(data, vals, g)
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    if not len(ptr) - 1 == len(vals) == len(counts) == len(g):
-        raise ValueError("vals, counts and g need one entry per group")
+    if not len(ptr) - 1 == len(vals) == len(g):
+        raise ValueError("vals and g need one entry per group")
     # when the groups cover every entry (CSR rows, columns through the transposed index, the whole
     # array), the kernel writes each one and gdata needs no zeroing first
     covers = len(ptr) > 0 and ptr[0] == 0 and ptr[-1] == (len(pos) if use_pos else len(data))
     gdata = np.empty(len(data), dtype=data.dtype) if covers else np.zeros(len(data), dtype=data.dtype)
-    _run(_reduce.group_extreme_vjp, ptr, pos, use_pos, data, vals, counts, g, gdata)
+    _run(_reduce.group_extreme_vjp, ptr, pos, use_pos, data, vals, g, gdata)
     return gdata
 
 
 def csr_row_reduce(indptr, data, n_rows, op):
-    """(vals, counts): max/min of each row's stored entries and how many tie; an empty row
-    gives -inf/+inf and 0."""
+    """Max/min of each row's stored entries; an empty row gives -inf/+inf."""
     return _group_reduce(indptr, None, data, n_rows, op)
 
 
-def csr_row_reduce_vjp(indptr, data, vals, counts, g):
-    """gdata[p] = g[i] / counts[i] where data[p] == vals[i] for p in row i, else 0."""
-    return _group_reduce_vjp(indptr, None, data, vals, counts, g)
+def csr_row_reduce_vjp(indptr, data, vals, g):
+    """gdata[p] = g[i] / ties[i] where data[p] == vals[i] for p in row i (ties: how many entries
+    of row i equal vals[i]), else 0."""
+    return _group_reduce_vjp(indptr, None, data, vals, g)
 
 
 def csr_col_reduce(t_indptr, t_pos, data, n_cols, op):
@@ -300,9 +280,9 @@ def csr_col_reduce(t_indptr, t_pos, data, n_cols, op):
     return _group_reduce(t_indptr, t_pos, data, n_cols, op)
 
 
-def csr_col_reduce_vjp(t_indptr, t_pos, data, vals, counts, g):
+def csr_col_reduce_vjp(t_indptr, t_pos, data, vals, g):
     """csr_row_reduce_vjp over columns, through the transposed index."""
-    return _group_reduce_vjp(t_indptr, t_pos, data, vals, counts, g)
+    return _group_reduce_vjp(t_indptr, t_pos, data, vals, g)
 
 
 def segment_reduce(data, segment_ids, num_segments, op):

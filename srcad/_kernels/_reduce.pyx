@@ -8,7 +8,7 @@ of range, 2 an invalid group pointer. NaN propagates: a group holding one reduce
 """
 import numpy as np
 from cython.parallel cimport prange
-from libc.math cimport INFINITY
+from libc.math cimport INFINITY, NAN
 from libc.stdint cimport int64_t
 
 from ._types cimport real_t, index_t, key_t
@@ -48,65 +48,206 @@ cdef inline void _extreme_group(const index_t* ptr, const index_t* pos, bint use
                 n[c] = 1
 
 
-cdef inline void _extreme_group_vjp(const index_t* ptr, const index_t* pos, bint use_pos,
-                                    Py_ssize_t n_pos, const real_t* data, Py_ssize_t n_data,
-                                    Py_ssize_t d, const real_t* vals, const int64_t* counts,
-                                    const real_t* g, real_t* gdata, Py_ssize_t b,
-                                    int* err) noexcept nogil:
-    cdef Py_ssize_t lo = ptr[b], hi = ptr[b + 1], q, r, c
+cdef inline bint _beats(real_t v, real_t o, bint is_max) noexcept nogil:
+    return v > o if is_max else v < o
+
+
+cdef inline int _group_extreme_at(const index_t* ptr, const index_t* pos, Py_ssize_t n_pos,
+                                  const real_t* data, Py_ssize_t n_data, bint is_max,
+                                  real_t* out, Py_ssize_t b) noexcept nogil:
+    """out[b] = the largest (smallest) of the entries pos[ptr[b]:ptr[b + 1]] of data, NaN if one
+    is NaN, -inf (+inf) if none; a status. Called with a constant is_max."""
+    cdef Py_ssize_t lo = ptr[b], hi = ptr[b + 1], q, r
+    cdef real_t v, o = -INFINITY if is_max else INFINITY
     if lo < 0 or hi < lo or hi > n_pos:
-        err[0] = 2
-        return
+        return 2
     for q in range(lo, hi):
-        r = pos[q] if use_pos else q
+        r = pos[q]
         if r < 0 or r >= n_data:
-            err[0] = 1
-            return
-        for c in range(d):
-            if data[r * d + c] == vals[b * d + c]:
-                gdata[r * d + c] = g[b * d + c] / counts[b * d + c]
-            else:
-                gdata[r * d + c] = 0
+            return 1
+        v = data[r]
+        if _beats(v, o, is_max) or v != v:
+            o = v
+    out[b] = o
+    return 0
+
+
+cdef enum:
+    BLOCK = 256   # groups per task of the contiguous kernels
+
+
+cdef inline int _block_extreme(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
+                               const real_t* data, Py_ssize_t nnz, bint is_max,
+                               real_t* out) noexcept nogil:
+    """out[b] for the contiguous groups b0:b1 (ptr[b]:ptr[b + 1]; nnz > 0). Most groups of a
+    skewed pattern hold one entry: a first, branch-free pass settles every group of at most one
+    and lists the longer ones, which a second pass reduces. Returns a status."""
+    cdef Py_ssize_t longer[BLOCK]
+    cdef Py_ssize_t b, j, k = 0, lo, hi
+    cdef real_t empty = -INFINITY if is_max else INFINITY, v
+    for b in range(b0, b1):
+        lo = ptr[b]
+        hi = ptr[b + 1]
+        if lo < 0 or hi < lo or hi > nnz:
+            return 2
+        v = data[lo if lo < nnz else 0]
+        out[b] = v if hi > lo else empty
+        longer[k] = b
+        k = k + (hi - lo > 1)
+    for j in range(k):
+        b = longer[j]
+        out[b] = _run_extreme(data + ptr[b], ptr[b + 1] - ptr[b], is_max)
+    return 0
+
+
+cdef inline int _block_extreme_vjp(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
+                                   const real_t* data, Py_ssize_t nnz, const real_t* vals,
+                                   const real_t* g, real_t* gdata) noexcept nogil:
+    """gdata over the contiguous groups b0:b1 (nnz > 0), in _block_extreme's two passes: a group
+    of one entry gets g[b] where it equals vals[b] (g[b] / 1: the same bits), 0 where not (NaN)."""
+    cdef Py_ssize_t longer[BLOCK]
+    cdef Py_ssize_t b, j, k = 0, lo, hi, q, n, ties
+    cdef real_t sink, m, share
+    cdef real_t* at
+    cdef const real_t* x
+    for b in range(b0, b1):
+        lo = ptr[b]
+        hi = ptr[b + 1]
+        if lo < 0 or hi < lo or hi > nnz:
+            return 2
+        at = gdata + lo if hi - lo == 1 else &sink    # no store for an empty or a longer group
+        at[0] = g[b] if data[lo if lo < nnz else 0] == vals[b] else 0
+        longer[k] = b
+        k = k + (hi - lo > 1)
+    for j in range(k):
+        b = longer[j]
+        x = data + ptr[b]
+        n = ptr[b + 1] - ptr[b]
+        m = vals[b]
+        ties = 0
+        for q in range(n):   # two branch-free (vectorisable) passes: count the ties, then share
+            ties = ties + (x[q] == m)
+        share = g[b] / ties if ties else 0
+        for q in range(n):
+            gdata[ptr[b] + q] = share if x[q] == m else 0
+    return 0
+
+
+cdef inline real_t _run_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept nogil:
+    """max (min) of x[:n], NaN if one is NaN, -inf (+inf) if n == 0: four independent lanes of
+    select-if-beats (max/min instructions, no branches) and a NaN flag, combined at the end."""
+    cdef real_t o0, o1, o2, o3, v0, v1, v2, v3
+    cdef int nan = 0
+    cdef Py_ssize_t q = 0
+    o0 = o1 = o2 = o3 = -INFINITY if is_max else INFINITY
+    while q + 4 < n:
+        v0 = x[q]
+        v1 = x[q + 1]
+        v2 = x[q + 2]
+        v3 = x[q + 3]
+        o0 = v0 if _beats(v0, o0, is_max) else o0
+        o1 = v1 if _beats(v1, o1, is_max) else o1
+        o2 = v2 if _beats(v2, o2, is_max) else o2
+        o3 = v3 if _beats(v3, o3, is_max) else o3
+        nan = nan | (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3)
+        q = q + 4
+    if n > 0:  # the last 1-4 entries, indices clamped to the last one (a repeat changes no max)
+        v0 = x[min(q, n - 1)]
+        v1 = x[min(q + 1, n - 1)]
+        v2 = x[min(q + 2, n - 1)]
+        v3 = x[min(q + 3, n - 1)]
+        o0 = v0 if _beats(v0, o0, is_max) else o0
+        o1 = v1 if _beats(v1, o1, is_max) else o1
+        o2 = v2 if _beats(v2, o2, is_max) else o2
+        o3 = v3 if _beats(v3, o3, is_max) else o3
+        nan = nan | (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3)
+    o0 = o1 if _beats(o1, o0, is_max) else o0
+    o2 = o3 if _beats(o3, o2, is_max) else o2
+    o0 = o2 if _beats(o2, o0, is_max) else o0
+    return NAN if nan else o0
+
+
+cdef inline int _group_extreme_vjp_at(const index_t* ptr, const index_t* pos, Py_ssize_t n_pos,
+                                     const real_t* data, Py_ssize_t n_data, const real_t* vals,
+                                     const real_t* g, real_t* gdata, Py_ssize_t b) noexcept nogil:
+    """g[b] / ties at the entries pos[ptr[b]:ptr[b + 1]] equal to vals[b] (the ties counted in
+    a first pass), 0 at the others; a status."""
+    cdef Py_ssize_t lo = ptr[b], hi = ptr[b + 1], q, r, ties = 0
+    cdef real_t m = vals[b], share
+    if lo < 0 or hi < lo or hi > n_pos:
+        return 2
+    for q in range(lo, hi):
+        r = pos[q]
+        if r < 0 or r >= n_data:
+            return 1
+        ties = ties + (data[r] == m)
+    share = g[b] / ties if ties else 0
+    for q in range(lo, hi):
+        r = pos[q]
+        gdata[r] = share if data[r] == m else 0
+    return 0
 
 
 def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
-                  const real_t[::1] data, bint is_max, real_t[::1] vals, int64_t[::1] counts,
-                  int nt):
-    """vals[b], counts[b] = max (or min) of group b of a 1-D data and how many entries tie."""
-    cdef Py_ssize_t n = ptr.shape[0] - 1, b
-    cdef Py_ssize_t n_pos = pos.shape[0] if use_pos else data.shape[0]
-    cdef int err = 0
+                  const real_t[::1] data, bint is_max, real_t[::1] vals, int nt):
+    """vals[b] = max (or min) of group b of a 1-D data; -inf (+inf) for an empty group."""
+    cdef Py_ssize_t n = ptr.shape[0] - 1, b, nnz = data.shape[0]
+    cdef Py_ssize_t n_pos = pos.shape[0] if use_pos else nnz
+    cdef int err = 0, e
     cdef int* errp = &err
     cdef const index_t* pp = &ptr[0]
     cdef const index_t* ps = &pos[0]
-    cdef const real_t* x = &data[0]
-    cdef real_t* o = &vals[0]
-    cdef int64_t* cn = &counts[0]
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
-        _extreme_group(pp, ps, use_pos, n_pos, x, data.shape[0], 1, is_max, o, cn, b, errp)
+    cdef const real_t* x = &data[0] if nnz else NULL
+    cdef real_t* o = &vals[0] if n else NULL
+    if not use_pos and nnz == 0:
+        vals[:] = -INFINITY if is_max else INFINITY
+        return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
+    if not use_pos:
+        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+            if is_max:
+                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o)
+            else:
+                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o)
+            if e:
+                errp[0] = e
+        return err
+    for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
+        if is_max:
+            e = _group_extreme_at(pp, ps, n_pos, x, nnz, True, o, b)
+        else:
+            e = _group_extreme_at(pp, ps, n_pos, x, nnz, False, o, b)
+        if e:
+            errp[0] = e
     return err
 
 
 def group_extreme_vjp(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
-                      const real_t[::1] data, const real_t[::1] vals,
-                      const int64_t[::1] counts, const real_t[::1] g, real_t[::1] gdata,
-                      int nt):
-    """gdata[p] = g[b] / counts[b] where data[p] == vals[b] for p in group b, else 0: every entry
+                      const real_t[::1] data, const real_t[::1] vals, const real_t[::1] g,
+                      real_t[::1] gdata, int nt):
+    """gdata[p] = g[b] / ties where data[p] == vals[b] for p in group b, else 0: every entry
     of a group is written, so gdata need not arrive zeroed."""
-    cdef Py_ssize_t n = ptr.shape[0] - 1, b
-    cdef Py_ssize_t n_pos = pos.shape[0] if use_pos else data.shape[0]
-    cdef int err = 0
+    cdef Py_ssize_t n = ptr.shape[0] - 1, b, nnz = data.shape[0]
+    cdef Py_ssize_t n_pos = pos.shape[0] if use_pos else nnz
+    cdef int err = 0, e
     cdef int* errp = &err
     cdef const index_t* pp = &ptr[0]
     cdef const index_t* ps = &pos[0]
-    cdef const real_t* x = &data[0]
-    cdef const real_t* v = &vals[0]
-    cdef const int64_t* cn = &counts[0]
-    cdef const real_t* gp = &g[0]
-    cdef real_t* out = &gdata[0]
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
-        _extreme_group_vjp(pp, ps, use_pos, n_pos, x, data.shape[0], 1, v, cn, gp, out, b,
-                           errp)
+    cdef const real_t* x = &data[0] if nnz else NULL
+    cdef const real_t* v = &vals[0] if n else NULL
+    cdef const real_t* gp = &g[0] if n else NULL
+    cdef real_t* out = &gdata[0] if gdata.shape[0] else NULL
+    if nnz == 0:
+        return 0 if use_pos or (ptr[0] == 0 and ptr[n] == 0) else 2
+    if not use_pos:
+        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+            e = _block_extreme_vjp(pp, b, min(b + BLOCK, n), x, nnz, v, gp, out)
+            if e:
+                errp[0] = e
+        return err
+    for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
+        e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
+        if e:
+            errp[0] = e
     return err
 
 

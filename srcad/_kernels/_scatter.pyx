@@ -8,7 +8,7 @@ the bits do not depend on the thread count.
 """
 import numpy as np
 from cython.parallel cimport prange
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from ._types cimport real_t, index_t
@@ -87,6 +87,84 @@ cdef inline void _sum_rows(const int64_t* ptr, const int64_t* perm, Py_ssize_t m
             o[c] = o[c] + x[c]
 
 
+def scatter_add_owned(const real_t[::1] values, const index_t[::1] idx, real_t[::1] out,
+                      Py_ssize_t n, Py_ssize_t d, int nt):
+    """out row idx[k] += values row k (out has n rows of d values) in place, in the order of k.
+    Each thread owns the rows that hash to it and walks the whole of idx, adding the
+    contributions to its own rows: no sort, no scratch of n entries, no atomics; every row still
+    sums in the order of k, so the bits do not depend on the thread count."""
+    cdef Py_ssize_t m = idx.shape[0], t
+    cdef int err = 0
+    cdef int* errp = &err
+    if m == 0 or d == 0:
+        return _check_indices(&idx[0] if m else NULL, m, n)
+    if m * d < 65536:
+        nt = 1                 # too little work to share
+    cdef const real_t* v = &values[0]
+    cdef const index_t* ix = &idx[0]
+    cdef real_t* o = &out[0]
+    for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
+        _scatter_owned(v, ix, o, m, n, d, t, nt, errp)
+    return err
+
+
+cdef inline int _check_indices(const index_t* idx, Py_ssize_t m, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(m):
+        if idx[k] < -n or idx[k] >= n:
+            return 1
+    return 0
+
+
+cdef inline Py_ssize_t _owner(Py_ssize_t r, int nt) noexcept nogil:
+    """The thread owning row r: a multiplicative hash of r scaled to [0, nt) (no division)."""
+    cdef uint32_t h = <uint32_t>(<uint64_t>r * 2654435761u)
+    return <Py_ssize_t>((<uint64_t>h * <uint64_t>nt) >> 32)
+
+
+cdef inline void _scatter_owned(const real_t* values, const index_t* idx, real_t* out,
+                                Py_ssize_t m, Py_ssize_t n, Py_ssize_t d, Py_ssize_t t,
+                                int nt, int* err) noexcept nogil:
+    cdef Py_ssize_t k, r, c
+    cdef real_t* o
+    cdef const real_t* x
+    for k in range(m):
+        r = idx[k]
+        if r < 0:
+            r = r + n
+        if r < 0 or r >= n:
+            err[0] = 1
+            return
+        if nt > 1 and _owner(r, nt) != t:
+            continue
+        o = out + r * d
+        x = values + k * d
+        for c in range(d):
+            o[c] = o[c] + x[c]
+
+
+def outer(const real_t[::1] a, const real_t[::1] b, real_t[::1] out, int nt):
+    """out (len(a), len(b)) = a[i] * b[j], rows over threads (one product per entry: the bits
+    of np.multiply.outer)."""
+    cdef Py_ssize_t m = a.shape[0], d = b.shape[0], i
+    if m == 0 or d == 0:
+        return 0
+    if m * d < 65536:
+        nt = 1
+    cdef const real_t* pa = &a[0]
+    cdef const real_t* pb = &b[0]
+    cdef real_t* o = &out[0]
+    for i in prange(m, nogil=True, schedule='static', num_threads=nt):
+        _scale_row(o + i * d, pb, pa[i], d)
+    return 0
+
+
+cdef inline void _scale_row(real_t* o, const real_t* b, real_t s, Py_ssize_t d) noexcept nogil:
+    cdef Py_ssize_t c
+    for c in range(d):
+        o[c] = s * b[c]
+
+
 cdef enum:
     BLOCK = 8192
 
@@ -106,26 +184,3 @@ cdef inline void _add_block(real_t* a, const real_t* x, Py_ssize_t lo,
     cdef Py_ssize_t i
     for i in range(lo, hi):
         a[i] = a[i] + x[i]
-
-
-def compact_rows(const index_t[::1] idx, int64_t[::1] slot, Py_ssize_t n, int64_t[::1] rows,
-                 int64_t[::1] local):
-    """The distinct rows of idx in order of first appearance (rows[:j]) and each entry's place
-    among them (local), in O(len(idx)) with the scratch `slot` (n entries, all -1 before and
-    after). Returns j, or -1 for an index out of range. Runs holding the GIL: slot is shared."""
-    cdef Py_ssize_t m = idx.shape[0], k, j = 0, r
-    for k in range(m):
-        r = idx[k]
-        if r < 0:
-            r = r + n
-        if r < 0 or r >= n:
-            j = -j - 1
-            break
-        if slot[r] < 0:
-            slot[r] = j
-            rows[j] = r
-            j = j + 1
-        local[k] = slot[r]
-    for k in range(j if j >= 0 else -j - 1):
-        slot[rows[k]] = -1
-    return j if j >= 0 else -1

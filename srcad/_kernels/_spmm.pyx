@@ -106,17 +106,43 @@ cdef inline void _spmm_row(const index_t* indptr, const index_t* indices, const 
             s = s + data[p] * X[j]
         y[0] = s
         return
-    for p in range(lo, hi):
-        j = indices[p]
-        if j < 0 or j >= n_cols:
-            err[0] = 1
-            return
-        if p + PREFETCH_AHEAD < nnz:  # past the row's end too: the next rows come next
-            _prefetch_row(X + <Py_ssize_t>indices[p + PREFETCH_AHEAD] * k, k)
-        v = data[p]
-        x = X + j * k
-        for c in range(k):
-            y[c] = y[c] + v * x[c]
+    if k == 32:  # the common widths get a fixed-size accumulator the compiler keeps in registers
+        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 32, err)
+    elif k == 64:
+        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 64, err)
+    elif k == 16:
+        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 16, err)
+    elif k == 8:
+        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 8, err)
+    else:
+        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, k, err)
+
+
+cdef inline void _spmm_row_k(const index_t* indices, const real_t* data, Py_ssize_t nnz,
+                             const real_t* X, Py_ssize_t n_cols, real_t* y, Py_ssize_t lo,
+                             Py_ssize_t hi, Py_ssize_t k, int* err) noexcept nogil:
+    """y[:k] = sum over p in [lo, hi) of data[p] * X row indices[p]; y written, never read."""
+    cdef Py_ssize_t p, j, c, c0, w
+    cdef real_t v
+    cdef real_t acc[64]
+    cdef const real_t* x
+    for c0 in range(0, k, 64):
+        w = min(64, k - c0)
+        for c in range(w):
+            acc[c] = 0
+        for p in range(lo, hi):
+            j = indices[p]
+            if j < 0 or j >= n_cols:
+                err[0] = 1
+                return
+            if c0 == 0 and p + PREFETCH_AHEAD < nnz:  # past the row's end too
+                _prefetch_row(X + <Py_ssize_t>indices[p + PREFETCH_AHEAD] * k, k)
+            v = data[p]
+            x = X + j * k + c0
+            for c in range(w):
+                acc[c] = acc[c] + v * x[c]
+        for c in range(w):
+            y[c0 + c] = acc[c]
 
 
 def csr_matmul_t(const index_t[::1] t_indptr, const index_t[::1] t_rows,

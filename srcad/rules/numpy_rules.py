@@ -5,6 +5,7 @@ stand for the call's arguments. In a tangent template `<param>_dot` is the tange
 argument. Rules marked broadcast=True have their adjoints passed through `rt.unbroadcast` by
 the transformer (the one place where broadcasting is undone).
 """
+import ast
 import builtins
 import math
 
@@ -119,8 +120,11 @@ defrule([np.einsum], "subscripts, *operands", (None, "rt.einsum_vjp(g, subscript
 
 # ---- Python containers -------------------------------------------------------------------
 defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(g, x)", "list(x_dot)")
+# `x[idx]` with a variable index runs as rt.getitem, which copies the rows of a large integer-array
+# gather in parallel; constant indices and slices stay as written
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)",
-        accumulate="rt.add_at(__bar__, x, idx, g)")
+        accumulate="rt.add_at(__bar__, x, idx, g)", primal="rt.getitem(x, idx)",
+        primal_when=lambda args: isinstance(args["idx"], ast.Name))
 
 # ---- outputs carry no derivative ---------------------------------------------------------
 defnondiff([len, range, int, bool, isinstance, print, enumerate, zip, round,

@@ -24,6 +24,7 @@ class Rule:
     user_jvp: object = None     # register_jvp rule: rule(primals, tangents) -> (y, y_dot)
     needs_ans: bool = False     # some adjoint template reads the result
     primal: object = None       # how generated code computes the result, if not as the user wrote it
+    primal_when: object = None  # predicate on the arguments' AST (param -> node): use `primal` only then
     jvp_join: bool = False      # tangent pieces are added with rt.add (containers), not +
     accumulate: object = None   # how to add the adjoint into a live cotangent `__bar__` (fused, in place)
 
@@ -50,9 +51,11 @@ def _mentions(tree, name):
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
 
 
-def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False, accumulate=None):
+def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False, accumulate=None,
+            primal_when=None):
     """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params;
-    `primal`, a template for how the generated code computes the result (e.g. through a kernel)."""
+    `primal`, a template for how the generated code computes the result (e.g. through a kernel),
+    used where `primal_when(arguments' AST by param)` holds, if given."""
     sig = _signature(params)
     names = list(sig.parameters)
     if "ans" in names:      # `ans` in a template is the result; a parameter must not shadow it
@@ -70,7 +73,7 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         _TABLE[key] = Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
                            needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join,
-                           accumulate=_parse(accumulate))
+                           accumulate=_parse(accumulate), primal_when=primal_when)
 
 
 def defnondiff(keys, params="*args, **kwargs"):

@@ -24,6 +24,9 @@ defrule(rt.transpose_vjp, "g, axes=None", None, "rt.transpose_vjp(g_dot, axes)")
 defrule(rt.snapshot, "y", "g", "y_dot")
 defrule(rt.matmul, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"))
+defrule(rt.getitem, "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
+defrule(rt.outer, "a, b", ("rt.unbroadcast(g @ b, a)", "rt.unbroadcast(a @ g, b)"),
+        ("rt.outer(a_dot, b)", "rt.outer(a, b_dot)"))
 
 # ---- adjoints of reductions (linear in g; weights piecewise constant in x) -------------------
 defrule(rt.sum_vjp, "g, x, axis=None, keepdims=False", None, ("rt.sum_vjp(g_dot, x, axis, keepdims)", "0"))

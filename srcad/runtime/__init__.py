@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _kernels
 from .rowsparse import RowSparse
 
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]
@@ -82,7 +83,6 @@ def add(a, b):
             return RowSparse(np.concatenate([a.indices, b.indices]),
                              np.concatenate([a.values, b.values]), a.shape)
         rs, dense = (a, b) if isinstance(a, RowSparse) else (b, a)
-        from .. import _kernels
         acc = np.array(dense, dtype=np.result_type(dense, rs.values), copy=True)
         return _kernels.scatter_add_rows_into(acc, rs.indices, rs.values)
     if sp.issparse(a) or sp.issparse(b):
@@ -495,7 +495,7 @@ def matmul_vjp_x(g, x, y):
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * y, x)
     if np.ndim(y) == 1:
-        return np.multiply.outer(g, y) if np.ndim(x) >= 2 else g * y
+        return outer(g, y) if np.ndim(x) >= 2 else g * y
     if np.ndim(x) == 1:
         return y @ g
     return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
@@ -516,7 +516,7 @@ def matmul_vjp_y(g, x, y):
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * x, y)
     if np.ndim(x) == 1:
-        return g * x if np.ndim(y) == 1 else np.multiply.outer(x, g)
+        return g * x if np.ndim(y) == 1 else outer(x, g)
     xt = np.swapaxes(x, -1, -2)
     if np.ndim(y) == 1:
         return xt @ g
@@ -563,6 +563,27 @@ def tangent_list(xs_dot, xs):
 def _is_row_gather(x, idx):
     return (isinstance(x, np.ndarray) and x.ndim >= 2 and isinstance(idx, np.ndarray)
             and idx.ndim == 1 and np.issubdtype(idx.dtype, np.integer))
+
+
+def getitem(x, idx):
+    """x[idx]; a gather of many rows of a C-contiguous array by an integer array runs as a
+    parallel row copy (the same values as numpy's fancy indexing)."""
+    if (type(idx) is np.ndarray and type(x) is np.ndarray and idx.ndim == 1 and x.ndim >= 2
+            and idx.size >= 1024 and idx.dtype.kind in "iu" and x.flags.c_contiguous
+            and not x.dtype.hasobject):
+        return _kernels.gather_rows(x, idx)
+    return x[idx]
+
+
+def outer(a, b):
+    """np.multiply.outer(a, b); two large 1-D float arrays of one dtype through the parallel kernel."""
+    if (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 1 and b.ndim == 1
+            and a.dtype == b.dtype and a.dtype in _KERNEL_FLOATS and a.size * b.size >= 65536):
+        return _kernels.outer(a, b)
+    return np.multiply.outer(a, b)
+
+
+_KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def index_vjp(g, x, idx):

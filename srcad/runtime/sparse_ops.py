@@ -538,7 +538,7 @@ def construct_jvp(arg1_dot, arg1, ans):
 
 
 # ---- max/min over stored entries -----------------------------------------------------------------
-_TIES = {}            # id(result) -> (weakref to the result, tie counts): saves the vjp a pass
+_TIES = {}            # id(segment result) -> (weakref to it, tie counts): saves segment_vjp a pass
 
 
 def _remember(ans, counts):
@@ -577,12 +577,8 @@ def reduce(A, axis, op):
     if not sp.issparse(A) or _fmt(A) is None:
         raise TypeError(f"srcad.sparse.reduce_{op} takes a scipy sparse CSR, CSC or COO matrix, "
                         f"not {type(A).__name__}")
-    grp = _reduce_groups(A, axis)
-    vals, counts = _group_reduce(grp, A.data, op)
-    if _axis(axis) is None:
-        return vals[0]
-    _remember(vals, counts)
-    return vals
+    vals = _group_reduce(_reduce_groups(A, axis), A.data, op)
+    return vals[0] if _axis(axis) is None else vals
 
 
 def reduce_vjp(g, A, ans, axis, op):
@@ -591,14 +587,11 @@ def reduce_vjp(g, A, ans, axis, op):
         return g
     grp = _reduce_groups(A, axis)
     vals = np.asarray(ans).reshape(-1)
-    counts = _recall(ans)
-    if counts is None:
-        vals2, counts = _group_reduce(grp, A.data, op)
     g = np.broadcast_to(np.asarray(g, dtype=_float_dtype(np.asarray(g).dtype)), (grp.n,))
     if grp.pos is None:
-        gdata = K.csr_row_reduce_vjp(grp.ptr, A.data, vals, counts, g)
+        gdata = K.csr_row_reduce_vjp(grp.ptr, A.data, vals, g)
     else:
-        gdata = K.csr_col_reduce_vjp(grp.ptr, grp.pos, A.data, vals, counts, g)
+        gdata = K.csr_col_reduce_vjp(grp.ptr, grp.pos, A.data, vals, g)
     return _like(A, _own(gdata))
 
 

@@ -519,5 +519,6 @@ def primal_statement(op):
     template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
     if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
         mapping = bound_mapping(op.rule, op.bound)
-        return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
+        if op.rule.primal_when is None or op.rule.primal_when(mapping):
+            return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
     return ast_copy(op.node)
