@@ -179,8 +179,35 @@ def test_gradient_keeps_order_and_explicit_zeros():
     want = 2 * (A @ X - T)[A.row] * X[A.col]           # d/dA_p of sum((AX - T)^2), entry by entry
     np.testing.assert_allclose(gA.data, want, rtol=1e-12)
     assert gA.data[zero_at] != 0.0                     # the explicit zero gets its derivative
-    # the gradient owns its index arrays: editing it never touches A
-    assert not np.shares_memory(gA.row, A.row)
+    # the gradient shares A's coordinates read-only: editing it never touches A
+    assert not gA.row.flags.writeable and not gA.col.flags.writeable
+    rows = A.row.copy()
+    gA.eliminate_zeros()                               # COO: new arrays, A intact
+    gA.sum_duplicates()
+    assert (A.row == rows).all() and A.nnz == len(rows)
+
+
+def test_gradient_index_arrays_never_alias_writably():
+    """A canonical CSR's gradient shares its index arrays as read-only views (in-place structural
+    edits raise rather than corrupt A; a .copy() is editable); a non-canonical one's gets copies."""
+    A = make("csr", "array", shuffle=False)
+    A.sum_duplicates()
+    assert A.has_canonical_format
+    X, T = np.ones(7), np.zeros(6)
+    gA = srcad.grad(lsq)(A, X, T)
+    assert not gA.indices.flags.writeable and not gA.indptr.flags.writeable
+    gA.data[:2] = 0.0
+    indices, data = A.indices.copy(), A.data.copy()
+    with pytest.raises(ValueError):
+        gA.eliminate_zeros()
+    assert (A.indices == indices).all() and (A.data == data).all()
+    c = gA.copy()
+    c.eliminate_zeros()
+    assert c.nnz == A.nnz - 2 and (A.indices == indices).all()
+    B = sp.csr_array((A.data, A.indices[::-1].copy(), A.indptr), shape=A.shape)  # unsorted rows
+    B.has_sorted_indices = False
+    gB = srcad.grad(lsq)(B, X, T)
+    assert gB.indices.flags.writeable and not np.shares_memory(gB.indices, B.indices)
 
 
 def test_two_uses_add_on_the_pattern():

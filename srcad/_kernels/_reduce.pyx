@@ -122,14 +122,18 @@ cdef inline int _block_extreme_vjp(const index_t* ptr, Py_ssize_t b0, Py_ssize_t
     for j in range(k):
         b = longer[j]
         x = data + ptr[b]
+        at = gdata + ptr[b]
         n = ptr[b + 1] - ptr[b]
         m = vals[b]
+        share = g[b]
         ties = 0
-        for q in range(n):   # two branch-free (vectorisable) passes: count the ties, then share
+        for q in range(n):   # one branch-free pass, as if the extreme were unique (g[b] / 1) ...
             ties = ties + (x[q] == m)
-        share = g[b] / ties if ties else 0
-        for q in range(n):
-            gdata[ptr[b] + q] = share if x[q] == m else 0
+            at[q] = share if x[q] == m else 0
+        if ties != 1:        # ... and a second one where it ties (or is NaN: ties == 0)
+            share = g[b] / ties if ties else 0
+            for q in range(n):
+                at[q] = share if x[q] == m else 0
     return 0
 
 

@@ -3,8 +3,10 @@
 A sparse matrix's derivative (cotangent or tangent) is a scipy sparse matrix of the same class
 with the same stored pattern in the same order: its `.data` holds one derivative per stored
 entry (explicit zeros too). Internally such derivatives share the primal's index arrays (no
-copy); the gradient handed to the user (`sparse_finalize`) owns copies of them, so that
-in-place edits of the gradient (`eliminate_zeros`, `sort_indices`) never corrupt the input.
+copy). The gradient handed to the user (`sparse_finalize`) shares them too when scipy never
+reorders them in place (a canonical CSR/CSC, or COO), as read-only views: an in-place edit of
+the gradient's structure (`eliminate_zeros`) then raises instead of corrupting the input (edit
+a `.copy()`); a non-canonical input's gradient gets its own copies.
 
 Every product goes through srcad's compiled kernels, through a *grouping* of the stored
 entries: by row (for `A @ X`) or by column (for `A.T @ G`). For CSR the row grouping is the
@@ -184,10 +186,11 @@ def _take_owned(a):
     return ref is not None and ref() is a
 
 
-def _like(A, data, fresh=False):
+def _like(A, data, fresh=False, readonly=False):
     """A sparse matrix of A's class and pattern holding `data`: sharing A's index arrays (a
-    derivative, which only srcad's helpers see), or with copies of them when `fresh` (a value the
-    user's code may hand to scipy, which may sort a non-canonical pattern in place)."""
+    derivative, which only srcad's helpers see), as read-only views when `readonly` (a gradient
+    handed to the user), or with copies of them when `fresh` (a value the user's code may hand to
+    scipy, which may sort a non-canonical pattern in place)."""
     data = np.asarray(data)
     if data.shape != A.data.shape:
         data = np.broadcast_to(data, A.data.shape)
@@ -195,12 +198,19 @@ def _like(A, data, fresh=False):
         data = np.ascontiguousarray(data)
     out = copy.copy(A)         # shallow: the index arrays are shared, the flags stay valid
     out.data = data
-    if fresh:
+    if fresh or readonly:
+        new = (lambda a: a.copy()) if fresh else _readonly_view
         if A.format == "coo":
-            out.coords = tuple(c.copy() for c in A.coords)
+            out.coords = tuple(new(c) for c in A.coords)
         else:
-            out.indices, out.indptr = A.indices.copy(), A.indptr.copy()
+            out.indices, out.indptr = new(A.indices), new(A.indptr)
     return out
+
+
+def _readonly_view(a):
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def _same_pattern(a, b):
@@ -353,8 +363,9 @@ def sparse_add(a, b):
 
 
 def sparse_finalize(bar, A):
-    """The gradient w.r.t. a sparse argument A: A's class, pattern and order (its own copies of the
-    index arrays), data in A's float dtype; `bar` is 0.0, a derivative with A's pattern, or dense."""
+    """The gradient w.r.t. a sparse argument A: A's class, pattern and order (A's index arrays as
+    read-only views, or copies when A is not canonical), data in A's float dtype (its own); `bar`
+    is 0.0, a derivative with A's pattern, or dense."""
     dtype = _float_dtype(A.dtype)
     if _is_zero(bar):
         data = np.zeros(A.data.shape, dtype)
@@ -363,7 +374,8 @@ def sparse_finalize(bar, A):
         if not (isinstance(data, np.ndarray) and data.dtype == dtype and data.base is None
                 and data.shape == A.data.shape and _take_owned(data)):
             data = np.array(data, dtype=dtype, copy=True)
-    return _like(A, data, fresh=True)
+    shared = _canonical(A)
+    return _like(A, data, fresh=not shared, readonly=shared)
 
 
 # ---- sums -------------------------------------------------------------------------------------
