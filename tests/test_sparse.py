@@ -398,6 +398,51 @@ def test_embedding_batches_through_the_parallel_paths():
     assert accs[0].tobytes() == accs[1].tobytes()
 
 
+def embedding_loss_reused(E, idx, w, y):
+    h = E[idx]
+    return np.sum((h @ w - y) ** 2) + 0.5 * np.sum(h ** 2)
+
+
+def test_gather_matvec_cotangent_is_fused_and_exact():
+    """`E[idx] @ w`: the generated adjoint fuses the two helpers (rt.index_matmul_vjp), whose
+    RowSparse keeps the outer-product factors: its values equal the hand-written rows
+    2 r[k] * w, accumulating adds the same bits as np.add.at with the formed values; when the
+    gathered block has a second use the helpers stay apart, and the gradient still matches."""
+    rng = np.random.default_rng(32)
+    E = rng.normal(size=(3000, 8))
+    w = rng.normal(size=8)
+    idx = np.concatenate([rng.integers(-3000, 3000, 2000), np.zeros(500, int)])
+    y = rng.normal(size=len(idx))
+    src = srcad.emit(embedding_loss)
+    assert "rt.index_matmul_vjp(" in src and "rt.matmul_vjp_x(" not in src
+    g = srcad.grad(embedding_loss, row_sparse=True)(E, idx, w, y)
+    assert g.factors is not None and g.dtype == np.float64      # not formed yet
+    acc = rng.normal(size=E.shape)
+    want = acc.copy()
+    r = E[idx] @ w - y
+    np.add.at(want, idx, np.multiply.outer(2 * r, w))
+    srcad.accumulate(acc, g)
+    assert acc.tobytes() == want.tobytes()
+    np.testing.assert_array_equal(g.indices, np.where(idx < 0, idx + 3000, idx))
+    np.testing.assert_allclose(g.values, np.multiply.outer(2 * r, w), rtol=1e-12)  # formed on read
+    assert g.factors is None
+    # a second use of the gathered rows: no fusion, the same exact gradient (dense, vs by hand)
+    assert "rt.index_matmul_vjp(" not in srcad.emit(embedding_loss_reused)
+    dense = srcad.grad(embedding_loss_reused)(E, idx, w, y)
+    by_hand = np.zeros_like(E)
+    np.add.at(by_hand, idx, np.multiply.outer(2 * r, w) + E[idx])
+    np.testing.assert_allclose(dense, by_hand, rtol=1e-12, atol=1e-12)
+    # Hessian-vector products differentiate through the fused helper: H v = 2 S^T S v w w^T rows
+    small = E[:50]
+    sidx = rng.integers(0, 50, 40)
+    sy = rng.normal(size=40)
+    v = rng.normal(size=small.shape)
+    hv = srcad.hvp(embedding_loss)(small, sidx, w, sy, v)
+    want_hv = np.zeros_like(small)
+    np.add.at(want_hv, sidx, np.multiply.outer(2 * (v[sidx] @ w), w))
+    np.testing.assert_allclose(np.asarray(hv), want_hv, rtol=1e-12, atol=1e-12)
+
+
 # ---- accumulate -------------------------------------------------------------------------------------------
 def test_accumulate_kinds():
     rng = np.random.default_rng(9)

@@ -22,7 +22,8 @@ _malloc.tune()
 
 __all__ = [
     "set_num_threads", "get_num_threads",
-    "gather_rows", "scatter_add_rows", "scatter_add_rows_into", "add_into", "outer",
+    "gather_rows", "scatter_add_rows", "scatter_add_rows_into", "scatter_add_outer_into", "add_into",
+    "outer",
     "csr_matmul", "csr_transpose_index", "csr_matmul_t", "sddmm",
     "csr_row_reduce", "csr_row_reduce_vjp", "csr_col_reduce", "csr_col_reduce_vjp",
     "segment_reduce", "segment_reduce_vjp",
@@ -136,6 +137,22 @@ def _scatter_into(out, idx, values):
     _run(_scatter.scatter_add_owned, values.reshape(-1), idx.reshape(-1), out.reshape(-1),
          out.shape[0], math.prod(out.shape[1:]))
     return out
+
+
+def scatter_add_outer_into(acc, idx, coef, vec):
+    """acc[idx[k]] += coef[k] * vec in place, in the order of k, without forming the outer
+    product (its bits: each product rounded, then added); returns acc."""
+    (idx,) = _ints(idx)
+    if not (isinstance(acc, np.ndarray) and acc.ndim == 2 and acc.flags.c_contiguous
+            and acc.flags.writeable and acc.dtype in (np.float32, np.float64)
+            and np.result_type(coef, vec) == acc.dtype):
+        return scatter_add_rows_into(acc, idx, outer(coef, vec))
+    coef, vec = _floats(coef, vec)
+    if coef.shape != idx.shape or vec.shape != acc.shape[1:]:
+        raise ValueError(f"{coef.shape} coefficients, a {vec.shape} vector and {idx.shape} indices "
+                         f"do not scatter into rows of shape {acc.shape[1:]}")
+    _run(_scatter.scatter_add_outer_owned, coef, vec, idx.reshape(-1), acc.reshape(-1), acc.shape[0])
+    return acc
 
 
 def outer(a, b):

@@ -143,6 +143,47 @@ cdef inline void _scatter_owned(const real_t* values, const index_t* idx, real_t
             o[c] = o[c] + x[c]
 
 
+def scatter_add_outer_owned(const real_t[::1] coef, const real_t[::1] vec,
+                            const index_t[::1] idx, real_t[::1] out, Py_ssize_t n, int nt):
+    """out row idx[k] += coef[k] * vec in place (out has n rows of len(vec) values), in the order
+    of k, rows owned as in scatter_add_owned: the bits of adding the formed outer product."""
+    cdef Py_ssize_t m = idx.shape[0], d = vec.shape[0], t
+    cdef int err = 0
+    cdef int* errp = &err
+    if m == 0 or d == 0:
+        return _check_indices(&idx[0] if m else NULL, m, n)
+    if m * d < 65536:
+        nt = 1
+    cdef const real_t* cf = &coef[0]
+    cdef const real_t* v = &vec[0]
+    cdef const index_t* ix = &idx[0]
+    cdef real_t* o = &out[0]
+    for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
+        _scatter_outer_owned(cf, v, ix, o, m, n, d, t, nt, errp)
+    return err
+
+
+cdef inline void _scatter_outer_owned(const real_t* coef, const real_t* vec, const index_t* idx,
+                                      real_t* out, Py_ssize_t m, Py_ssize_t n, Py_ssize_t d,
+                                      Py_ssize_t t, int nt, int* err) noexcept nogil:
+    cdef Py_ssize_t k, r, c
+    cdef real_t s
+    cdef real_t* o
+    for k in range(m):
+        r = idx[k]
+        if r < 0:
+            r = r + n
+        if r < 0 or r >= n:
+            err[0] = 1
+            return
+        if nt > 1 and _owner(r, nt) != t:
+            continue
+        o = out + r * d
+        s = coef[k]
+        for c in range(d):
+            o[c] = o[c] + s * vec[c]
+
+
 def outer(const real_t[::1] a, const real_t[::1] b, real_t[::1] out, int nt):
     """out (len(a), len(b)) = a[i] * b[j], rows over threads (one product per entry: the bits
     of np.multiply.outer)."""

@@ -136,6 +136,8 @@ def finalize(bar, x, row_sparse=False):
     dtype = _float_dtype(x)
     if row_sparse:
         if isinstance(bar, RowSparse):
+            if bar.factors is not None and bar.dtype == dtype:
+                return bar
             return RowSparse(bar.indices, bar.values.astype(dtype, copy=False), bar.shape)
         dense = np.zeros(np.shape(x), dtype) if _is_zero(bar) else np.asarray(bar, dtype)
         return RowSparse(np.arange(dense.shape[0]), dense, dense.shape)
@@ -607,6 +609,16 @@ def index_vjp(g, x, idx):
     else:
         np.add.at(out, idx, g)
     return out
+
+
+def index_matmul_vjp(g, x, y, E, idx):
+    """index_vjp(matmul_vjp_x(g, x, y), E, idx), fused: the cotangent of a row gather x = E[idx]
+    that fed x @ y with a vector y stays factored (row k is g[k] * y) until it is read."""
+    if (_is_row_gather(E, idx) and type(g) is np.ndarray and type(y) is np.ndarray and g.ndim == 1
+            and y.ndim == 1 and np.ndim(x) == 2 and E.ndim == 2 and g.shape == idx.shape
+            and y.shape == E.shape[1:]):
+        return RowSparse.outer(np.where(idx < 0, idx + E.shape[0], idx), g, y, E.shape)
+    return index_vjp(matmul_vjp_x(g, x, y), E, idx)
 
 
 def _is_basic(idx):

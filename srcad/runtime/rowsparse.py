@@ -19,8 +19,37 @@ class RowSparse:
             raise ValueError(f"RowSparse values of shape {self.values.shape} do not fit "
                              f"{len(self.indices)} rows of a {self.shape} array")
 
+    @classmethod
+    def outer(cls, indices, coef, vec, shape):
+        """The RowSparse whose row k is coef[k] * vec (the cotangent of a gather E[idx] that fed
+        `E[idx] @ vec`), kept factored: `.values` forms it when first read, srcad.accumulate adds
+        it without forming it (the same bits either way)."""
+        self = cls.__new__(cls)
+        self.indices, self.shape = np.asarray(indices), tuple(shape)
+        self.factors = (coef, vec)
+        self._values = None
+        if coef.shape != self.indices.shape or (len(self.shape), vec.shape) != (2, self.shape[1:]):
+            raise ValueError("RowSparse.outer needs one coefficient per index and a row vector")
+        return self
+
+    factors = None        # (coef, vec) while the values are kept as their outer product
+
+    @property
+    def values(self):
+        if self.factors is not None:
+            from .. import _kernels
+            coef, vec = self.factors
+            self._values, self.factors = _kernels.outer(coef, vec), None
+        return self._values
+
+    @values.setter
+    def values(self, v):
+        self._values, self.factors = v, None
+
     @property
     def dtype(self):
+        if self.factors is not None:
+            return np.result_type(*self.factors)
         return self.values.dtype
 
     @property
@@ -60,4 +89,4 @@ class RowSparse:
         return self.todense()[idx]
 
     def __repr__(self):
-        return f"RowSparse(shape={self.shape}, rows={len(self.indices)}, dtype={self.values.dtype})"
+        return f"RowSparse(shape={self.shape}, rows={len(self.indices)}, dtype={self.dtype})"

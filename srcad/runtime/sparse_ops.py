@@ -713,6 +713,8 @@ def accumulate(acc, g):
         raise TypeError(f"srcad.accumulate needs an accumulator it can update in place (an ndarray, "
                         f"a RowSparse or a scipy sparse matrix), not {type(acc).__name__}")
     if isinstance(g, RowSparse):
+        if g.factors is not None:
+            return K.scatter_add_outer_into(acc, g.indices, *g.factors)
         return K.scatter_add_rows_into(acc, g.indices, g.values)
     if sp.issparse(g):
         rows, cols = _entry_coords(g)

@@ -15,6 +15,7 @@ from ..frontend.analyze import Analysis
 from ..frontend.fence import fence
 from ..frontend.normalize import normalize
 from ..frontend.parse import parse_function
+from .fuse import fuse
 from .templates import names_read
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
@@ -79,7 +80,7 @@ class Unit:
         rev = Reverse(fn, an, parsed, normalizer.namer, wrt_names, self, seed, top_level,
                       row_sparse=[n for n in wrt_names if n in set(row_sparse)], check_numerics=check)
         self.tuple_wrt_of[id(rev)] = isinstance(wrt, tuple)
-        out = rev.run(name, return_value=return_value)
+        out = fuse(rev.run(name, return_value=return_value))
         out.srcad_origin = (parsed, wrt_names)
         self.functions.append(out)
         return out, seed
