@@ -104,7 +104,7 @@ def scatter_add_owned(const real_t[::1] values, const index_t[::1] idx, real_t[:
     cdef const index_t* ix = &idx[0]
     cdef real_t* o = &out[0]
     for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
-        _scatter_owned(v, ix, o, m, n, d, t, nt, errp)
+        _scatter_owned(v, NULL, NULL, ix, o, m, n, d, t, nt, errp)
     return err
 
 
@@ -122,10 +122,13 @@ cdef inline Py_ssize_t _owner(Py_ssize_t r, int nt) noexcept nogil:
     return <Py_ssize_t>((<uint64_t>h * <uint64_t>nt) >> 32)
 
 
-cdef inline void _scatter_owned(const real_t* values, const index_t* idx, real_t* out,
-                                Py_ssize_t m, Py_ssize_t n, Py_ssize_t d, Py_ssize_t t,
-                                int nt, int* err) noexcept nogil:
+cdef inline void _scatter_owned(const real_t* values, const real_t* coef, const real_t* vec,
+                                const index_t* idx, real_t* out, Py_ssize_t m, Py_ssize_t n,
+                                Py_ssize_t d, Py_ssize_t t, int nt, int* err) noexcept nogil:
+    """Thread t's share of a scatter: out row idx[k] += values row k, or coef[k] * vec when vec
+    is given (each product rounded, then added), for the rows t owns, in the order of k."""
     cdef Py_ssize_t k, r, c
+    cdef real_t s
     cdef real_t* o
     cdef const real_t* x
     for k in range(m):
@@ -138,9 +141,14 @@ cdef inline void _scatter_owned(const real_t* values, const index_t* idx, real_t
         if nt > 1 and _owner(r, nt) != t:
             continue
         o = out + r * d
-        x = values + k * d
-        for c in range(d):
-            o[c] = o[c] + x[c]
+        if vec == NULL:
+            x = values + k * d
+            for c in range(d):
+                o[c] = o[c] + x[c]
+        else:
+            s = coef[k]
+            for c in range(d):
+                o[c] = o[c] + s * vec[c]
 
 
 def scatter_add_outer_owned(const real_t[::1] coef, const real_t[::1] vec,
@@ -159,29 +167,8 @@ def scatter_add_outer_owned(const real_t[::1] coef, const real_t[::1] vec,
     cdef const index_t* ix = &idx[0]
     cdef real_t* o = &out[0]
     for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
-        _scatter_outer_owned(cf, v, ix, o, m, n, d, t, nt, errp)
+        _scatter_owned(NULL, cf, v, ix, o, m, n, d, t, nt, errp)
     return err
-
-
-cdef inline void _scatter_outer_owned(const real_t* coef, const real_t* vec, const index_t* idx,
-                                      real_t* out, Py_ssize_t m, Py_ssize_t n, Py_ssize_t d,
-                                      Py_ssize_t t, int nt, int* err) noexcept nogil:
-    cdef Py_ssize_t k, r, c
-    cdef real_t s
-    cdef real_t* o
-    for k in range(m):
-        r = idx[k]
-        if r < 0:
-            r = r + n
-        if r < 0 or r >= n:
-            err[0] = 1
-            return
-        if nt > 1 and _owner(r, nt) != t:
-            continue
-        o = out + r * d
-        s = coef[k]
-        for c in range(d):
-            o[c] = o[c] + s * vec[c]
 
 
 def outer(const real_t[::1] a, const real_t[::1] b, real_t[::1] out, int nt):
