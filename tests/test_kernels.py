@@ -188,7 +188,7 @@ def test_add_into(dtype):
     assert K.add_into(acc, np.arange(4.0)) is acc and acc[2].tolist() == [0, 1, 2, 3]
 
 
-def test_malloc_tuning_default_and_opt_out():
+def test_malloc_tuning_default_and_opt_out(tmp_path):
     """Importing srcad raises glibc's mmap/trim thresholds (buffers reused across training steps)
     unless SRCAD_MALLOC_TUNING=0 or the user set glibc's own variables."""
     import os
@@ -200,8 +200,9 @@ def test_malloc_tuning_default_and_opt_out():
                         ("user", {"MALLOC_TRIM_THRESHOLD_": "1000000"})]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "SRCAD_MALLOC"))}
         env.update(extra)
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-        runs[name] = out.stdout.strip()
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                             cwd=tmp_path)   # the installed srcad, not a source tree in the cwd
+        runs[name] = out.stdout.strip() or out.stderr
     glibc = sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver())
     assert runs == {"default": str(glibc), "off": "False", "user": "False"}
 
