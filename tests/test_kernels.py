@@ -176,6 +176,40 @@ def test_outer_equals_multiply_outer(dtype):
         K.outer(np.ones((2, 2)), np.ones(2))
 
 
+def lane_dot_reference(E, idx, w):
+    """E[idx] @ w as gather_matvec defines it, emulated in numpy: products in double, summed in
+    order within 4 lanes (column mod 4), combined as (l0 + l1) + (l2 + l3), rounded once."""
+    P = E[idx].astype(np.float64) * w.astype(np.float64)
+    lanes = [np.add.accumulate(P[:, j::4], axis=1)[:, -1] if P.shape[1] > j else np.zeros(len(P))
+             for j in range(4)]
+    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])).astype(E.dtype)
+
+
+@pytest.mark.parametrize("itype", INTS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_gather_matvec(dtype, itype):
+    rng = np.random.default_rng(23)
+    for n, d, m in [(5000, 64, 30_000), (40, 7, 300), (40, 1, 5), (40, 0, 5), (3, 4, 0)]:
+        E = rng.standard_normal((n, d)).astype(dtype)
+        w = rng.standard_normal(d).astype(dtype)
+        idx = rng.integers(-n, n, m).astype(itype) if n else np.zeros(0, itype)
+        want = lane_dot_reference(E, idx, w) if m else np.zeros(0, dtype)
+        for t in (1, 2):
+            out = with_threads(t, K.gather_matvec, E, idx, w)
+            assert out.dtype == dtype and out.shape == (m,) and bits_equal(out, want)
+        if m and d:   # and it is the dot product: against float64 BLAS on the formed rows
+            exact = E[idx].astype(np.float64) @ w.astype(np.float64)
+            np.testing.assert_allclose(out, exact, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                       atol=1e-5 if dtype == np.float32 else 1e-12)
+    E = np.ones((4, 3))
+    with pytest.raises(IndexError):
+        K.gather_matvec(E, np.array([4], itype), np.ones(3))
+    with pytest.raises(IndexError):
+        K.gather_matvec(E, np.array([-5], itype), np.ones(3))
+    with pytest.raises(ValueError):
+        K.gather_matvec(E, np.array([0], itype), np.ones(4))
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_add_into(dtype):
     rng = np.random.default_rng(3)

@@ -370,8 +370,8 @@ def embedding_loss(E, idx, w, y):
 
 
 def test_embedding_batches_through_the_parallel_paths():
-    """A batch large enough for the parallel row gather (rt.getitem), outer product (the cotangent
-    of h @ w) and owner-partitioned scatter: equal to the hand-written gradient, accumulated over
+    """A batch large enough for the fused parallel gather-matvec (rt.getitem_matmul) and the
+    owner-partitioned scatter of the factored cotangent: equal to the hand-written gradient, accumulated over
     batches, and the same bits for 1 and 2 threads."""
     rng = np.random.default_rng(31)
     E = rng.normal(size=(100_000, 16)).astype(np.float32)
@@ -379,7 +379,7 @@ def test_embedding_batches_through_the_parallel_paths():
     batches = [(idx, rng.normal(size=len(idx)).astype(np.float32))
                for idx in (np.minimum(rng.zipf(1.3, 20_000), len(E)) - 1 for _ in range(3))]
     df = srcad.grad(embedding_loss, row_sparse=True)
-    assert "h = rt.getitem(E, idx)" in srcad.emit(embedding_loss)
+    assert "rt.getitem_matmul(E, idx, w)" in srcad.emit(embedding_loss)
     want = np.zeros(E.shape)
     for idx, y in batches:                                    # by hand, in float64
         r = E[idx].astype(np.float64) @ w - y
@@ -404,10 +404,11 @@ def embedding_loss_reused(E, idx, w, y):
 
 
 def test_gather_matvec_cotangent_is_fused_and_exact():
-    """`E[idx] @ w`: the generated adjoint fuses the two helpers (rt.index_matmul_vjp), whose
-    RowSparse keeps the outer-product factors: its values equal the hand-written rows
-    2 r[k] * w, accumulating adds the same bits as np.add.at with the formed values; when the
-    gathered block has a second use the helpers stay apart, and the gradient still matches."""
+    """`E[idx] @ w`: the generated code fuses the gather with the product (rt.getitem_matmul) and
+    the adjoint's two helpers (rt.index_matmul_vjp), whose RowSparse keeps the outer-product
+    factors: its values equal the hand-written rows 2 r[k] * w, accumulating adds the same bits
+    as np.add.at with the formed values; when the gathered block has a second use the helpers
+    stay apart, and the gradient still matches."""
     rng = np.random.default_rng(32)
     E = rng.normal(size=(3000, 8))
     w = rng.normal(size=8)
@@ -415,12 +416,16 @@ def test_gather_matvec_cotangent_is_fused_and_exact():
     y = rng.normal(size=len(idx))
     src = srcad.emit(embedding_loss)
     assert "rt.index_matmul_vjp(" in src and "rt.matmul_vjp_x(" not in src
+    assert "rt.getitem_matmul(E, idx, w)" in src and "rt.getitem(" not in src
     g = srcad.grad(embedding_loss, row_sparse=True)(E, idx, w, y)
     assert g.factors is not None and g.dtype == np.float64      # not formed yet
+    r = E[idx] @ w - y
+    coef, vec = g.factors
+    np.testing.assert_allclose(coef, 2 * r, rtol=1e-12, atol=1e-12)
+    assert vec is w or np.array_equal(vec, w)
     acc = rng.normal(size=E.shape)
     want = acc.copy()
-    r = E[idx] @ w - y
-    np.add.at(want, idx, np.multiply.outer(2 * r, w))
+    np.add.at(want, idx, np.multiply.outer(coef, vec))
     srcad.accumulate(acc, g)
     assert acc.tobytes() == want.tobytes()
     np.testing.assert_array_equal(g.indices, np.where(idx < 0, idx + 3000, idx))
@@ -441,6 +446,33 @@ def test_gather_matvec_cotangent_is_fused_and_exact():
     want_hv = np.zeros_like(small)
     np.add.at(want_hv, sidx, np.multiply.outer(2 * (v[sidx] @ w), w))
     np.testing.assert_allclose(np.asarray(hv), want_hv, rtol=1e-12, atol=1e-12)
+
+
+def test_fused_gather_matvec_derivatives_on_the_kernel_path():
+    """A batch big enough for rt.getitem_matmul's kernel (float32 rows and vector): the gradient
+    w.r.t. (E, w), forward mode and a Hessian-vector product, against hand-written float64
+    formulas (r = E[idx] w - y; dL/dE rows 2 r_k w, dL/dw = 2 E[idx]^T r)."""
+    rng = np.random.default_rng(33)
+    E = rng.normal(size=(4000, 12)).astype(np.float32)
+    w = rng.normal(size=12).astype(np.float32)
+    idx = np.minimum(rng.zipf(1.4, 5000), len(E)) - 1
+    y = rng.normal(size=len(idx)).astype(np.float32)
+    H, w64 = E[idx].astype(np.float64), w.astype(np.float64)
+    r = H @ w64 - y
+    gE, gw = srcad.grad(embedding_loss, wrt=(0, 2))(E, idx, w, y)
+    want_E = np.zeros(E.shape)
+    np.add.at(want_E, idx, 2 * np.multiply.outer(r, w64))
+    np.testing.assert_allclose(gE, want_E, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(gw, 2 * H.T @ r, rtol=1e-4, atol=1e-2)
+    dE, dw = rng.normal(size=E.shape).astype(np.float32), rng.normal(size=12).astype(np.float32)
+    val, dot = srcad.jvp(embedding_loss, (E, idx, w, y), (dE, np.zeros_like(idx), dw, np.zeros_like(y)))
+    dr = dE[idx].astype(np.float64) @ w64 + H @ dw
+    np.testing.assert_allclose(val, np.sum(r ** 2), rtol=1e-5)
+    np.testing.assert_allclose(dot, 2 * r @ dr, rtol=1e-4)
+    hv = srcad.hvp(embedding_loss)(E, idx, w, y, dE)
+    want_hv = np.zeros(E.shape)
+    np.add.at(want_hv, idx, 2 * np.multiply.outer(dE[idx].astype(np.float64) @ w64, w64))
+    np.testing.assert_allclose(np.asarray(hv), want_hv, rtol=1e-4, atol=1e-3)
 
 
 # ---- accumulate -------------------------------------------------------------------------------------------

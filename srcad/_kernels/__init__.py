@@ -22,7 +22,7 @@ _malloc.tune()
 
 __all__ = [
     "set_num_threads", "get_num_threads",
-    "gather_rows", "scatter_add_rows", "scatter_add_rows_into", "scatter_add_outer_into", "add_into",
+    "gather_rows", "gather_matvec", "scatter_add_rows", "scatter_add_rows_into", "scatter_add_outer_into", "add_into",
     "outer",
     "csr_matmul", "csr_transpose_index", "csr_matmul_t", "sddmm",
     "csr_row_reduce", "csr_row_reduce_vjp", "csr_col_reduce", "csr_col_reduce_vjp",
@@ -125,6 +125,19 @@ def gather_rows(E, idx):
     width = E.itemsize * math.prod(E.shape[1:])
     _run(_scatter.gather_rows, E.reshape(-1).view(np.uint8), idx.reshape(-1),
          out.reshape(-1).view(np.uint8), E.shape[0], width)
+    return out
+
+
+def gather_matvec(E, idx, w):
+    """E[idx] @ w for a 2-D float E and a vector w, without forming E[idx]; each dot product is
+    summed in double (float32 inputs give the float32 rounding of that sum)."""
+    E, w = _floats(E, w)
+    (idx,) = _ints(idx)
+    if E.ndim != 2 or w.ndim != 1 or w.shape[0] != E.shape[1]:
+        raise ValueError(f"gather_matvec takes a 2-D E and a vector of its row length, got "
+                         f"{E.shape} and {w.shape}")
+    out = np.empty(idx.shape, dtype=E.dtype)
+    _run(_scatter.gather_matvec, E.reshape(-1), idx.reshape(-1), w, out.reshape(-1), E.shape[0])
     return out
 
 

@@ -30,6 +30,58 @@ def gather_rows(const uint8_t[::1] src, const index_t[::1] idx, uint8_t[::1] out
     return err
 
 
+def gather_matvec(const real_t[::1] src, const index_t[::1] idx, const real_t[::1] vec,
+                  real_t[::1] out, Py_ssize_t n, int nt):
+    """out[k] = src row idx[k] . vec without forming the gathered rows; src has n rows of
+    len(vec) values. Each dot product is summed in double, in 4 lanes over the columns
+    (c mod 4), combined as (l0 + l1) + (l2 + l3): the bits do not depend on the thread count."""
+    cdef Py_ssize_t m = idx.shape[0], d = vec.shape[0], k
+    cdef int err = 0
+    cdef int* errp = &err
+    if m == 0:
+        return 0
+    if m * d < 65536:
+        nt = 1
+    cdef const real_t* s = &src[0] if src.shape[0] else NULL
+    cdef const real_t* v = &vec[0] if d else NULL
+    cdef const index_t* ix = &idx[0]
+    cdef real_t* o = &out[0]
+    for k in prange(m, nogil=True, schedule='static', num_threads=nt):
+        o[k] = _dot_row(s, ix, v, k, m, n, d, errp)
+    return err
+
+
+cdef inline real_t _dot_row(const real_t* src, const index_t* idx, const real_t* vec, Py_ssize_t k,
+                            Py_ssize_t m, Py_ssize_t n, Py_ssize_t d, int* err) noexcept nogil:
+    cdef Py_ssize_t j = idx[k], ahead, c
+    cdef double l0 = 0, l1 = 0, l2 = 0, l3 = 0
+    cdef const real_t* x
+    if k + PREFETCH_AHEAD < m:
+        ahead = idx[k + PREFETCH_AHEAD]
+        if 0 <= ahead < n:
+            prefetch_bytes(src + ahead * d, d * sizeof(real_t))
+    if j < 0:
+        j = j + n
+    if j < 0 or j >= n:
+        err[0] = 1
+        return 0
+    x = src + j * d
+    c = 0
+    while c + 4 <= d:
+        l0 = l0 + <double>x[c] * vec[c]
+        l1 = l1 + <double>x[c + 1] * vec[c + 1]
+        l2 = l2 + <double>x[c + 2] * vec[c + 2]
+        l3 = l3 + <double>x[c + 3] * vec[c + 3]
+        c = c + 4
+    if c < d:
+        l0 = l0 + <double>x[c] * vec[c]
+    if c + 1 < d:
+        l1 = l1 + <double>x[c + 1] * vec[c + 1]
+    if c + 2 < d:
+        l2 = l2 + <double>x[c + 2] * vec[c + 2]
+    return <real_t>((l0 + l1) + (l2 + l3))
+
+
 cdef inline void _copy_row(const uint8_t* src, const index_t* idx, uint8_t* out, Py_ssize_t k,
                            Py_ssize_t m, Py_ssize_t n, Py_ssize_t width,
                            int* err) noexcept nogil:

@@ -25,6 +25,9 @@ defrule(rt.snapshot, "y", "g", "y_dot")
 defrule(rt.matmul, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"))
 defrule(rt.getitem, "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
+defrule(rt.getitem_matmul, "x, idx, y",
+        ("rt.index_matmul_vjp(g, y, x, idx)", None, "rt.matmul_vjp_y(g, rt.getitem(x, idx), y)"),
+        ("rt.getitem_matmul(x_dot, idx, y)", None, "rt.getitem_matmul(x, idx, y_dot)"))
 defrule(rt.outer, "a, b", ("rt.unbroadcast(g @ b, a)", "rt.unbroadcast(a @ g, b)"),
         ("rt.outer(a_dot, b)", "rt.outer(a, b_dot)"))
 
@@ -70,8 +73,8 @@ defrule(rt.sum_list_vjp, "g, xs", None, ("rt.sum_list_vjp(g_dot, xs)", "0"))
 defrule(rt.joined_vjp, "g, tup, how", None, ("rt.joined_vjp(g_dot, tup, how)", "0"))
 defrule(rt.tangent_list, "xs_dot, xs", None, ("rt.tangent_list(xs_dot_dot, xs)", "0"))
 defrule(rt.index_vjp, "g, x, idx", None, ("rt.index_vjp(g_dot, x, idx)", "0"))
-defrule(rt.index_matmul_vjp, "g, x, y, E, idx", None,
-        ("rt.index_matmul_vjp(g_dot, x, y, E, idx)", "0", "rt.index_matmul_vjp(g, x, y_dot, E, idx)", "0"))
+defrule(rt.index_matmul_vjp, "g, y, E, idx", None,
+        ("rt.index_matmul_vjp(g_dot, y, E, idx)", "rt.index_matmul_vjp(g, y_dot, E, idx)", "0"))
 defrule(rt.add_at, "x_bar, x, idx, g", None, ("x_bar_dot", "0", None, "rt.index_vjp(g_dot, x, idx)"), jvp_join=True)
 defrule(rt.index_jvp, "x_dot, x, idx", None, ("rt.index_jvp(x_dot_dot, x, idx)", "0"))
 defrule(rt.item, "g, k", None, "rt.item(g_dot, k)")

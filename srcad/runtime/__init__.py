@@ -611,14 +611,25 @@ def index_vjp(g, x, idx):
     return out
 
 
-def index_matmul_vjp(g, x, y, E, idx):
-    """index_vjp(matmul_vjp_x(g, x, y), E, idx), fused: the cotangent of a row gather x = E[idx]
-    that fed x @ y with a vector y stays factored (row k is g[k] * y) until it is read."""
+def index_matmul_vjp(g, y, E, idx):
+    """index_vjp(matmul_vjp_x(g, x, y), E, idx) with x = E[idx], fused: the cotangent of a row
+    gather that fed x @ y with a vector y stays factored (row k is g[k] * y) until it is read.
+    matmul_vjp_x reads only x's shape, so x is not kept: the fallback gathers it again."""
     if (_is_row_gather(E, idx) and type(g) is np.ndarray and type(y) is np.ndarray and g.ndim == 1
-            and y.ndim == 1 and np.ndim(x) == 2 and E.ndim == 2 and g.shape == idx.shape
-            and y.shape == E.shape[1:]):
+            and y.ndim == 1 and E.ndim == 2 and g.shape == idx.shape and y.shape == E.shape[1:]):
         return RowSparse.outer(np.where(idx < 0, idx + E.shape[0], idx), g, y, E.shape)
-    return index_vjp(matmul_vjp_x(g, x, y), E, idx)
+    return index_vjp(matmul_vjp_x(g, getitem(E, idx), y), E, idx)
+
+
+def getitem_matmul(x, idx, y):
+    """matmul(getitem(x, idx), y), fused: a gather of many rows of a 2-D float array times a
+    vector runs as one parallel kernel that never forms the gathered rows."""
+    if (type(x) is np.ndarray and type(y) is np.ndarray and type(idx) is np.ndarray
+            and x.ndim == 2 and y.ndim == 1 and idx.ndim == 1 and idx.dtype.kind in "iu"
+            and idx.size >= 1024 and x.dtype == y.dtype and x.dtype in _KERNEL_FLOATS
+            and y.shape[0] == x.shape[1] and x.flags.c_contiguous):
+        return _kernels.gather_matvec(x, idx, y)
+    return matmul(getitem(x, idx), y)
 
 
 def _is_basic(idx):

@@ -1,18 +1,27 @@
 """Peephole fusion of runtime helpers in a generated function.
 
 When a temporary is made by one helper and read only once, by another helper, the pair can run
-as one fused helper (rt.<fused>(*producer args, *consumer's other args)) that skips forming the
-temporary. The table says which pairs fuse; each fused helper is defined in srcad.runtime as
-exactly `consumer(..., producer(...), ...)`, with a fast path, and has its rule in
-srcad/rules/runtime_rules.py (so Hessians differentiate through it).
+as one fused helper that skips forming the temporary: rt.<fused>(*producer args, *consumer's
+other args), less the producer args the table drops. The table says which pairs fuse; each fused
+helper is defined in srcad.runtime as exactly `consumer(..., producer(...), ...)`, with a fast
+path, and has its rule in srcad/rules/runtime_rules.py (so Hessians differentiate through it).
+Fusions repeat until none applies: one fusion can free a temporary for the next (the adjoint's
+index_matmul_vjp no longer reads the gathered rows, so the forward gather can fuse with its
+matmul).
 """
 import ast
 from collections import Counter
 
-# (producer, consumer, position of the temporary among the consumer's args) -> fused helper
+from .templates import is_comment
+
+# (producer, consumer, position of the temporary among the consumer's args)
+#     -> (fused helper, positions of producer args the fused helper does not take)
 FUSIONS = {
-    # a gathered row block's cotangent from `E[idx] @ w`: kept as its outer-product factors
-    ("matmul_vjp_x", "index_vjp", 0): "index_matmul_vjp",
+    # a row gather feeding a matrix-vector product: one kernel, the rows never formed
+    ("getitem", "matmul", 0): ("getitem_matmul", ()),
+    # a gathered row block's cotangent from `E[idx] @ w`: kept as its outer-product factors.
+    # matmul_vjp_x(g, x, y) reads only x's shape, and x = E[idx]: the fused helper derives it.
+    ("matmul_vjp_x", "index_vjp", 0): ("index_matmul_vjp", (1,)),
 }
 
 
@@ -32,19 +41,30 @@ def _single_assign(stmt):
 
 
 def fuse(fn):
-    """Apply FUSIONS in place to a generated FunctionDef; returns it."""
+    """Apply FUSIONS in place to a generated FunctionDef until none applies; returns it."""
+    while _fuse_once(fn):
+        pass
+    return fn
+
+
+def _fuse_once(fn):
     loads = Counter(n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
     stores = Counter(n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    fused = False
     for node in ast.walk(fn):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                _fuse_block(block, loads, stores)
-    return fn
+                fused |= _fuse_block(block, loads, stores)
+    return fused
 
 
 def _fuse_block(block, loads, stores):
+    """Fuse the pairs in one statement list; True if any was fused (the load counts are then
+    stale: the caller counts again before the next round)."""
     made = {}        # temporary -> index in block of the statement making it
+    moved = {}       # id of the line comment above a fused producer -> (comment, fused helper)
+    fused_any = False
     for i, stmt in enumerate(block):
         name = _single_assign(stmt)
         helper = _rt_call(stmt.value) if name else None
@@ -57,17 +77,34 @@ def _fuse_block(block, loads, stores):
             if j is None or loads[arg.id] != 1 or stores[arg.id] != 1:
                 continue
             producer = block[j].value
-            fused = FUSIONS.get((_rt_call(producer), helper, pos))
-            if fused is None or not _unchanged_between(block, j, i, producer.args):
+            entry = FUSIONS.get((_rt_call(producer), helper, pos))
+            if entry is None or not _unchanged_between(block, j, i, producer.args):
                 continue
+            fused, dropped = entry
+            kept = [a for k, a in enumerate(producer.args) if k not in dropped]
             others = [a for k, a in enumerate(stmt.value.args) if k != pos]
             stmt.value = ast.Call(func=ast.Attribute(value=ast.Name(id="rt", ctx=ast.Load()), attr=fused,
-                                                     ctx=ast.Load()), args=list(producer.args) + others, keywords=[])
+                                                     ctx=ast.Load()), args=kept + others, keywords=[])
+            note = _comment_above(block, j)
+            if note is not None:
+                moved[id(note)] = (note, fused)
             block[j] = ast.Pass()
             made[arg.id] = None
+            fused_any = True
             break
         made[name] = i
     block[:] = [s for s in block if not isinstance(s, ast.Pass)] or [ast.Pass()]
+    for k, stmt in enumerate(block):     # a user line whose code all moved into a fused helper
+        if id(stmt) in moved and (k + 1 == len(block) or is_comment(block[k + 1])):
+            stmt.value.value += f"  (computed below, inside rt.{moved[id(stmt)][1]})"
+    return fused_any
+
+
+def _comment_above(block, j):
+    for k in range(j - 1, -1, -1):
+        if is_comment(block[k]):
+            return block[k]
+    return None
 
 
 def _unchanged_between(block, j, i, args):

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 from ..errors import MissingRuleError
 from ..frontend.analyze import index_expr
-from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, names_read, param_of, rt
+from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, is_comment, names_read, param_of, rt
 
 
 class _Marker:
@@ -503,12 +503,7 @@ def _drop_empty(stmts):
         out.append(st)
     cleaned = []
     for k, st in enumerate(out):
-        is_comment = isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and \
-            isinstance(st.value.value, str) and st.value.value.startswith("\x00srcad-comment")
-        nxt = out[k + 1] if k + 1 < len(out) else None
-        nxt_comment = nxt is not None and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and \
-            isinstance(nxt.value.value, str) and nxt.value.value.startswith("\x00srcad-comment")
-        if is_comment and (nxt is None or nxt_comment):
+        if is_comment(st) and (k + 1 == len(out) or is_comment(out[k + 1])):
             continue
         cleaned.append(st)
     return cleaned

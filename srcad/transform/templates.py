@@ -75,10 +75,18 @@ def bound_mapping(rule, bound):
     return out
 
 
+_COMMENT_MARK = "\x00srcad-comment\x00"
+
+
 def comment(text):
     """A statement that the emitter turns into a `# text` line."""
-    node = ast.Expr(ast.Constant("\x00srcad-comment\x00" + text))
-    return node
+    return ast.Expr(ast.Constant(_COMMENT_MARK + text))
+
+
+def is_comment(stmt):
+    """Whether stmt is a line comment made by comment()."""
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str) and stmt.value.value.startswith(_COMMENT_MARK))
 
 
 def names_read(nodes):
