@@ -537,3 +537,44 @@ def test_gradient_of_row_gather_from_million_row_table():
     for t, a in zip((1, 2), acc):
         with_threads(t, K.scatter_add_rows_into, a, idx, G)
     assert bits_equal(acc[0], acc[1])
+
+
+# --------------------------------------------------------------------------- output pool
+
+def test_large_outputs_reuse_dropped_blocks_and_never_leak_old_values():
+    """Outputs of 32 MiB or more come from the pool: a dropped product's block serves the next
+    one (same address), which scipy's product confirms entry by entry (no stale rows: empty rows
+    of A give zeros); a live view keeps its block out of the pool; the pool can be turned off."""
+    from srcad._kernels import _pool
+    rng = np.random.default_rng(40)
+    n, k = 140_000, 32                          # 140,000 x 32 float64 = 36 MB
+    A = sp.csr_array((rng.standard_normal(40_000), (rng.integers(0, n, 40_000), rng.integers(0, n, 40_000))),
+                     shape=(n, n))                  # most rows empty
+    X1, X2 = rng.standard_normal((n, k)), rng.standard_normal((n, k))
+    _pool.clear()
+    Y = K.csr_matmul(A.indptr, A.indices, A.data, X1, n)
+    assert Y.nbytes >= _pool.MIN_BYTES and not Y.flags.owndata and _pool.unshared(Y)
+    np.testing.assert_allclose(Y, A @ X1, rtol=1e-12, atol=1e-12)
+    where = Y.ctypes.data
+    del Y
+    assert _pool.idle_bytes() >= n * k * 8
+    Z = K.csr_matmul_t(*K.csr_transpose_index(A.indptr, A.indices, n), A.data, X2, n)
+    assert Z.ctypes.data == where                          # the dropped block, reused warm
+    np.testing.assert_allclose(Z, A.T @ X2, rtol=1e-12, atol=1e-12)
+    view = Z[5:]
+    assert not _pool.unshared(view)
+    del Z
+    Y = K.csr_matmul(A.indptr, A.indices, A.data, X1, n)
+    assert Y.ctypes.data != where                          # the view still holds that block
+    np.testing.assert_allclose(view, (A.T @ X2)[5:], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Y, A @ X1, rtol=1e-12, atol=1e-12)
+    saved = _pool._limit
+    try:
+        _pool._limit = 0
+        del Y, view
+        _pool.clear()
+        Y = K.csr_matmul(A.indptr, A.indices, A.data, X1, n)
+        assert Y.flags.owndata                              # the pool is off: numpy's own buffer
+    finally:
+        _pool._limit = saved
+        _pool.clear()

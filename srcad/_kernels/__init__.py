@@ -16,7 +16,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np  # noqa: E402
 
-from . import _malloc, _reduce, _scatter, _spmm  # noqa: E402
+from . import _malloc, _pool, _reduce, _scatter, _spmm  # noqa: E402
+from ._pool import unshared  # noqa: E402,F401  (is an array free of other arrays' memory)
 
 _malloc.tune()
 
@@ -121,7 +122,7 @@ def gather_rows(E, idx):
     if E.dtype.hasobject:
         return E[idx]
     E = np.ascontiguousarray(E)
-    out = np.empty(idx.shape + E.shape[1:], dtype=E.dtype)
+    out = _pool.empty(idx.shape + E.shape[1:], E.dtype)
     width = E.itemsize * math.prod(E.shape[1:])
     _run(_scatter.gather_rows, E.reshape(-1).view(np.uint8), idx.reshape(-1),
          out.reshape(-1).view(np.uint8), E.shape[0], width)
@@ -136,7 +137,7 @@ def gather_matvec(E, idx, w):
     if E.ndim != 2 or w.ndim != 1 or w.shape[0] != E.shape[1]:
         raise ValueError(f"gather_matvec takes a 2-D E and a vector of its row length, got "
                          f"{E.shape} and {w.shape}")
-    out = np.empty(idx.shape, dtype=E.dtype)
+    out = _pool.empty(idx.shape, E.dtype)
     _run(_scatter.gather_matvec, E.reshape(-1), idx.reshape(-1), w, out.reshape(-1), E.shape[0])
     return out
 
@@ -173,7 +174,7 @@ def outer(a, b):
     a, b = _floats(a, b)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError("outer takes two 1-D arrays")
-    out = np.empty((len(a), len(b)), dtype=a.dtype)
+    out = _pool.empty((len(a), len(b)), a.dtype)
     _run(_scatter.outer, a, b, out.reshape(-1))
     return out
 
@@ -219,7 +220,7 @@ def csr_matmul(indptr, indices, data, X, n_rows):
     if data.shape != indices.shape:
         raise ValueError(f"data {data.shape} and indices {indices.shape} differ in length")
     x, k = _rows(X, X.shape[0] if X.ndim else -1, "X")
-    Y = np.zeros((n_rows,) + X.shape[1:], dtype=X.dtype)
+    Y = _pool.empty((n_rows,) + X.shape[1:], X.dtype)
     _run(_spmm.csr_matmul, indptr, indices, data, x, Y.reshape(-1), X.shape[0], k)
     return Y
 
@@ -246,7 +247,7 @@ def csr_matmul_t(t_indptr, t_rows, t_pos, data, G, n_cols):
         raise ValueError(f"t_indptr must have n_cols + 1 = {n_cols + 1} entries")
     data, G = _floats(data, G)
     g, k = _rows(G, G.shape[0] if G.ndim else -1, "G")
-    Z = np.zeros((n_cols,) + G.shape[1:], dtype=G.dtype)
+    Z = _pool.empty((n_cols,) + G.shape[1:], G.dtype)
     _run(_spmm.csr_matmul_t, t_indptr, t_rows, t_pos, data, g, Z.reshape(-1), G.shape[0], k)
     return Z
 

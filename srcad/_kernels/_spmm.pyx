@@ -3,7 +3,7 @@
 dense-dense product that is their gradient with respect to A's stored values.
 
 Dense operands are flat C-contiguous buffers with k values per row (k = 1 for vectors).
-Outputs come from the caller, zero-filled where a kernel accumulates. Each kernel returns a
+Outputs come from the caller; a kernel writes every output entry. Each kernel returns a
 status: 0 ok, 1 a column/row index out of range, 2 an invalid row pointer.
 """
 import numpy as np
@@ -68,7 +68,7 @@ cdef inline int _transpose(const index_t* indptr, Py_ssize_t n_rows, const index
 
 def csr_matmul(const index_t[::1] indptr, const index_t[::1] indices, const real_t[::1] data,
                const real_t[::1] X, real_t[::1] Y, Py_ssize_t n_cols, Py_ssize_t k, int nt):
-    """Y (n_rows, k) = A @ X (n_cols, k), one row of A per task; Y arrives zeroed."""
+    """Y (n_rows, k) = A @ X (n_cols, k), one row of A per task; every row of Y is written."""
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1, i
     cdef int err = 0
     cdef int* errp = &err
@@ -87,42 +87,53 @@ def csr_matmul(const index_t[::1] indptr, const index_t[::1] indices, const real
 cdef inline void _spmm_row(const index_t* indptr, const index_t* indices, const real_t* data,
                            Py_ssize_t nnz, const real_t* X, Py_ssize_t n_cols, real_t* Y,
                            Py_ssize_t i, Py_ssize_t k, int* err) noexcept nogil:
-    cdef Py_ssize_t lo, hi, p, j, c
-    cdef real_t s, v
-    cdef real_t* y = Y + i * k
-    cdef const real_t* x
+    cdef Py_ssize_t lo, hi
     if _span(indptr, i, nnz, &lo, &hi):
         err[0] = 2
         return
+    _weighted_rows(indices, <const index_t*>NULL, nnz, data, nnz, X, n_cols, Y + i * k, lo, hi, k, err)
+
+
+cdef inline void _weighted_rows(const index_t* rows, const index_t* pos, Py_ssize_t n_entries,
+                                const real_t* data, Py_ssize_t nnz, const real_t* X,
+                                Py_ssize_t n_x, real_t* y, Py_ssize_t lo, Py_ssize_t hi,
+                                Py_ssize_t k, int* err) noexcept nogil:
+    """y[:k] = sum over q in [lo, hi), in order, of data[p] * X row rows[q], where p = pos[q]
+    (or q when pos is NULL); y is written, never read. The common widths get a fixed-size
+    accumulator that the compiler keeps in registers."""
+    cdef Py_ssize_t q, p, j
+    cdef real_t s
     if k == 1:
         s = 0
-        for p in range(lo, hi):
-            j = indices[p]
-            if j < 0 or j >= n_cols:
+        for q in range(lo, hi):
+            j = rows[q]
+            p = q if pos == NULL else pos[q]
+            if j < 0 or j >= n_x or p < 0 or p >= nnz:
                 err[0] = 1
                 return
-            if p + PREFETCH_AHEAD < nnz:
-                SRCAD_PREFETCH(X + <Py_ssize_t>indices[p + PREFETCH_AHEAD])
+            if q + PREFETCH_AHEAD < n_entries:
+                SRCAD_PREFETCH(X + <Py_ssize_t>rows[q + PREFETCH_AHEAD])
+                if pos != NULL:
+                    SRCAD_PREFETCH(data + <Py_ssize_t>pos[q + PREFETCH_AHEAD])
             s = s + data[p] * X[j]
         y[0] = s
-        return
-    if k == 32:  # the common widths get a fixed-size accumulator the compiler keeps in registers
-        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 32, err)
+    elif k == 32:
+        _weighted_rows_k(rows, pos, n_entries, data, nnz, X, n_x, y, lo, hi, 32, err)
     elif k == 64:
-        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 64, err)
+        _weighted_rows_k(rows, pos, n_entries, data, nnz, X, n_x, y, lo, hi, 64, err)
     elif k == 16:
-        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 16, err)
+        _weighted_rows_k(rows, pos, n_entries, data, nnz, X, n_x, y, lo, hi, 16, err)
     elif k == 8:
-        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, 8, err)
+        _weighted_rows_k(rows, pos, n_entries, data, nnz, X, n_x, y, lo, hi, 8, err)
     else:
-        _spmm_row_k(indices, data, nnz, X, n_cols, y, lo, hi, k, err)
+        _weighted_rows_k(rows, pos, n_entries, data, nnz, X, n_x, y, lo, hi, k, err)
 
 
-cdef inline void _spmm_row_k(const index_t* indices, const real_t* data, Py_ssize_t nnz,
-                             const real_t* X, Py_ssize_t n_cols, real_t* y, Py_ssize_t lo,
-                             Py_ssize_t hi, Py_ssize_t k, int* err) noexcept nogil:
-    """y[:k] = sum over p in [lo, hi) of data[p] * X row indices[p]; y written, never read."""
-    cdef Py_ssize_t p, j, c, c0, w
+cdef inline void _weighted_rows_k(const index_t* rows, const index_t* pos, Py_ssize_t n_entries,
+                                  const real_t* data, Py_ssize_t nnz, const real_t* X,
+                                  Py_ssize_t n_x, real_t* y, Py_ssize_t lo, Py_ssize_t hi,
+                                  Py_ssize_t k, int* err) noexcept nogil:
+    cdef Py_ssize_t q, p, j, c, c0, w
     cdef real_t v
     cdef real_t acc[64]
     cdef const real_t* x
@@ -130,13 +141,16 @@ cdef inline void _spmm_row_k(const index_t* indices, const real_t* data, Py_ssiz
         w = min(64, k - c0)
         for c in range(w):
             acc[c] = 0
-        for p in range(lo, hi):
-            j = indices[p]
-            if j < 0 or j >= n_cols:
+        for q in range(lo, hi):
+            j = rows[q]
+            p = q if pos == NULL else pos[q]
+            if j < 0 or j >= n_x or p < 0 or p >= nnz:
                 err[0] = 1
                 return
-            if c0 == 0 and p + PREFETCH_AHEAD < nnz:  # past the row's end too
-                _prefetch_row(X + <Py_ssize_t>indices[p + PREFETCH_AHEAD] * k, k)
+            if c0 == 0 and q + PREFETCH_AHEAD < n_entries:  # past the row's end too
+                _prefetch_row(X + <Py_ssize_t>rows[q + PREFETCH_AHEAD] * k, k)
+                if pos != NULL:
+                    SRCAD_PREFETCH(data + <Py_ssize_t>pos[q + PREFETCH_AHEAD])
             v = data[p]
             x = X + j * k + c0
             for c in range(w):
@@ -149,7 +163,7 @@ def csr_matmul_t(const index_t[::1] t_indptr, const index_t[::1] t_rows,
                  const index_t[::1] t_pos, const real_t[::1] data, const real_t[::1] G,
                  real_t[::1] Z, Py_ssize_t n_rows, Py_ssize_t k, int nt):
     """Z (n_cols, k) = A.T @ G (n_rows, k), one column of A per task, its entries in row
-    order; Z arrives zeroed."""
+    order; every row of Z is written."""
     cdef Py_ssize_t n_cols = t_indptr.shape[0] - 1, j
     cdef int err = 0
     cdef int* errp = &err
@@ -170,26 +184,11 @@ cdef inline void _spmm_t_col(const index_t* t_indptr, const index_t* t_rows,
                              const index_t* t_pos, Py_ssize_t nt_entries, const real_t* data,
                              Py_ssize_t nnz, const real_t* G, Py_ssize_t n_rows, real_t* Z,
                              Py_ssize_t j, Py_ssize_t k, int* err) noexcept nogil:
-    cdef Py_ssize_t lo, hi, q, p, r, c
-    cdef real_t v
-    cdef real_t* z = Z + j * k
-    cdef const real_t* g
+    cdef Py_ssize_t lo, hi
     if _span(t_indptr, j, nt_entries, &lo, &hi):
         err[0] = 2
         return
-    for q in range(lo, hi):
-        r = t_rows[q]
-        p = t_pos[q]
-        if r < 0 or r >= n_rows or p < 0 or p >= nnz:
-            err[0] = 1
-            return
-        if q + PREFETCH_AHEAD < nt_entries:  # past the column's end too
-            _prefetch_row(G + <Py_ssize_t>t_rows[q + PREFETCH_AHEAD] * k, k)
-            SRCAD_PREFETCH(data + <Py_ssize_t>t_pos[q + PREFETCH_AHEAD])
-        v = data[p]
-        g = G + r * k
-        for c in range(k):
-            z[c] = z[c] + v * g[c]
+    _weighted_rows(t_rows, t_pos, nt_entries, data, nnz, G, n_rows, Z + j * k, lo, hi, k, err)
 
 
 def sddmm(const index_t[::1] indptr, const index_t[::1] indices, const real_t[::1] G,

@@ -56,7 +56,7 @@ def _sole(a, refs):
     """Is the array a, passed to a runtime helper, referenced only by the caller's variable (and
     not a view of, or viewed by, another array)? Then the helper may update it in place: no
     other name can observe the change. `refs` is sys.getrefcount(a) taken in that helper."""
-    return type(a) is np.ndarray and refs <= _SOLE and a.base is None and a.flags.writeable
+    return type(a) is np.ndarray and refs <= _SOLE and _kernels.unshared(a) and a.flags.writeable
 
 
 _SCALARS = {float, int, np.float64, np.float32}

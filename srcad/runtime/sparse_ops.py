@@ -371,7 +371,7 @@ def sparse_finalize(bar, A):
         data = np.zeros(A.data.shape, dtype)
     else:
         data = _values_at(bar, A)
-        if not (isinstance(data, np.ndarray) and data.dtype == dtype and data.base is None
+        if not (isinstance(data, np.ndarray) and data.dtype == dtype and K.unshared(data)
                 and data.shape == A.data.shape and _take_owned(data)):
             data = np.array(data, dtype=dtype, copy=True)
     shared = _canonical(A)
