@@ -83,5 +83,15 @@ def uses_globals(x):
     return SCALE * np.sum(WEIGHTS * x ** 2)
 
 
+# module globals with the names of a function's parameter and local: the function never reads them
+x = 7.0
+hidden = 3.0
+
+
+def shadows_globals(x):
+    hidden = x * SCALE
+    return np.sum(hidden ** 2)
+
+
 def sparse_quad(A, x):
     return np.sum((A @ x) ** 2)

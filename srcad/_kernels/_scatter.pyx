@@ -13,7 +13,7 @@ from libc.string cimport memcpy
 
 from ._types cimport real_t, index_t
 from ._sort cimport bucket_sort
-from ._prefetch cimport PREFETCH_AHEAD, prefetch_bytes
+from ._prefetch cimport PREFETCH_AHEAD, prefetch_bytes, prefetch_bytes_w
 
 
 def gather_rows(const uint8_t[::1] src, const index_t[::1] idx, uint8_t[::1] out,
@@ -174,33 +174,49 @@ cdef inline Py_ssize_t _owner(Py_ssize_t r, int nt) noexcept nogil:
     return <Py_ssize_t>((<uint64_t>h * <uint64_t>nt) >> 32)
 
 
+cdef enum:
+    OWNED_CHUNK = 2048         # entries whose owned subset a thread lists before adding them
+
+
 cdef inline void _scatter_owned(const real_t* values, const real_t* coef, const real_t* vec,
                                 const index_t* idx, real_t* out, Py_ssize_t m, Py_ssize_t n,
                                 Py_ssize_t d, Py_ssize_t t, int nt, int* err) noexcept nogil:
     """Thread t's share of a scatter: out row idx[k] += values row k, or coef[k] * vec when vec
-    is given (each product rounded, then added), for the rows t owns, in the order of k."""
-    cdef Py_ssize_t k, r, c
+    is given (each product rounded, then added), for the rows t owns, in the order of k. The
+    entries go by in chunks: a branch-free pass lists the chunk's entries that t owns, then
+    those are added in order, the rows a few entries ahead prefetched."""
+    cdef Py_ssize_t mine[OWNED_CHUNK]
+    cdef Py_ssize_t start, stop, k, r, c, q, count
     cdef real_t s
     cdef real_t* o
     cdef const real_t* x
-    for k in range(m):
-        r = idx[k]
-        if r < 0:
-            r = r + n
-        if r < 0 or r >= n:
-            err[0] = 1
-            return
-        if nt > 1 and _owner(r, nt) != t:
-            continue
-        o = out + r * d
-        if vec == NULL:
-            x = values + k * d
-            for c in range(d):
-                o[c] = o[c] + x[c]
-        else:
-            s = coef[k]
-            for c in range(d):
-                o[c] = o[c] + s * vec[c]
+    start = 0
+    while start < m:
+        stop = min(start + OWNED_CHUNK, m)
+        count = 0
+        for k in range(start, stop):
+            r = idx[k]
+            if r < -n or r >= n:
+                err[0] = 1
+                return
+            mine[count] = k
+            count = count + (nt == 1 or _owner(r + n if r < 0 else r, nt) == t)
+        for q in range(count):
+            if q + PREFETCH_AHEAD < count:
+                r = idx[mine[q + PREFETCH_AHEAD]]
+                prefetch_bytes_w(out + (r + n if r < 0 else r) * d, d * <Py_ssize_t>sizeof(real_t))
+            k = mine[q]
+            r = idx[k]
+            o = out + (r + n if r < 0 else r) * d
+            if vec == NULL:
+                x = values + k * d
+                for c in range(d):
+                    o[c] = o[c] + x[c]
+            else:
+                s = coef[k]
+                for c in range(d):
+                    o[c] = o[c] + s * vec[c]
+        start = stop
 
 
 def scatter_add_outer_owned(const real_t[::1] coef, const real_t[::1] vec,

@@ -63,7 +63,7 @@ def _fuse_block(block, loads, stores):
     """Fuse the pairs in one statement list; True if any was fused (the load counts are then
     stale: the caller counts again before the next round)."""
     made = {}        # temporary -> index in block of the statement making it
-    moved = {}       # id of the line comment above a fused producer -> (comment, fused helper)
+    moved = {}       # id of the line comment above a fused producer -> the fused helper
     fused_any = False
     for i, stmt in enumerate(block):
         name = _single_assign(stmt)
@@ -87,7 +87,7 @@ def _fuse_block(block, loads, stores):
                                                      ctx=ast.Load()), args=kept + others, keywords=[])
             note = _comment_above(block, j)
             if note is not None:
-                moved[id(note)] = (note, fused)
+                moved[id(note)] = fused
             block[j] = ast.Pass()
             made[arg.id] = None
             fused_any = True
@@ -96,7 +96,9 @@ def _fuse_block(block, loads, stores):
     block[:] = [s for s in block if not isinstance(s, ast.Pass)] or [ast.Pass()]
     for k, stmt in enumerate(block):     # a user line whose code all moved into a fused helper
         if id(stmt) in moved and (k + 1 == len(block) or is_comment(block[k + 1])):
-            stmt.value.value += f"  (computed below, inside rt.{moved[id(stmt)][1]})"
+            where = "  (computed below, inside rt."
+            if where not in stmt.value.value:
+                stmt.value.value += f"{where}{moved[id(stmt)]})"
     return fused_any
 
 

@@ -217,8 +217,16 @@ def _is_literal(v):
 
 
 def _free_names(functions):
+    """Names the generated functions read but do not bind (their parameters and assigned names
+    are local, even when the user's module has a global of the same name)."""
     import builtins
-    return {n for n in names_read(functions) if not hasattr(builtins, n)}
+    free = set()
+    for fn in functions:
+        bound = {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+        bound |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        bound |= {d.name for d in ast.walk(fn) if isinstance(d, (ast.FunctionDef, ast.ClassDef)) and d is not fn}
+        free |= names_read([fn]) - bound
+    return {n for n in free if not hasattr(builtins, n)}
 
 
 def _import_line(name, obj):
