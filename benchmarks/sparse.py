@@ -2,7 +2,7 @@
 timed in one run; medians of repeated runs, ratios, 1 and 2 srcad threads.
 
     python benchmarks/sparse.py            # the issue's sizes
-    python benchmarks/sparse.py --quick    # small sizes, < 30 s
+    python benchmarks/sparse.py --quick    # small sizes, about 10 s
 
 W1  A @ X, A 200,000 x 200,000 with ~2M stored entries, power-law row lengths, X 200,000 x 32.
 W2  value_and_grad of sum((A @ X - T)**2) w.r.t. A's stored values and X, over the same loss
@@ -79,11 +79,16 @@ def power_law_csr(n, nnz, seed=0, dtype=np.float64):
     return A
 
 
-def median_time(fn, repeat, warmup=1):
+MIN_TOTAL = 0.5   # seconds of runs per median (the --quick run lowers it)
+
+
+def median_time(fn, repeat, warmup=1, max_runs=200):
+    """Median wall time of fn over at least `repeat` runs, more for a fast fn (until the runs add
+    up to MIN_TOTAL seconds): a millisecond workload gets enough samples for a stable median."""
     for _ in range(warmup):
         fn()
     times = []
-    for _ in range(repeat):
+    while len(times) < repeat or (sum(times) < MIN_TOTAL and len(times) < max_runs):
         gc.collect()
         t = time.perf_counter()
         fn()
@@ -272,11 +277,13 @@ def w4(n_rows, dim, batch, n_batches, repeat, threads):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (< 30 s)")
+    ap.add_argument("--quick", action="store_true", help="small sizes (about 10 s)")
     ap.add_argument("--repeat", type=int, default=None)
     args = ap.parse_args()
     threads = (1, 2)
     if args.quick:
+        global MIN_TOTAL
+        MIN_TOTAL = 0.02
         n, nnz, k, repeat = 20_000, 200_000, 32, args.repeat or 5
         w4_args = (100_000, 64, 5_000, 20)
     else:
