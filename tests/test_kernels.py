@@ -404,6 +404,71 @@ def test_reduce_edge_cases():
         K.csr_row_reduce([0, 1], [1.0], 1, "sum")
 
 
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_row_reduce_of_long_rows_with_nan_inf_and_overflowing_values(dtype, op):
+    """Rows of every length 0..70 (the vector lanes, their last partial window, short rows), some
+    holding a NaN at any position, infinities of one or both signs, or huge values of both signs
+    whose lane sums overflow: each row's result equals the reference taken entry by entry."""
+    rng = np.random.default_rng(12)
+    huge = np.finfo(dtype).max
+    rows = []
+    for n in range(71):
+        for kind in ("plain", "nan", "inf", "both_inf", "huge"):
+            r = rng.standard_normal(n).astype(dtype)
+            if n and kind == "nan":
+                r[rng.integers(n)] = np.nan
+            elif n and kind == "inf":
+                r[rng.integers(n)] = np.inf if op == "min" else -np.inf
+            elif n > 1 and kind == "both_inf":
+                r[rng.choice(n, 2, replace=False)] = [np.inf, -np.inf]
+            elif kind == "huge":
+                r = np.where(np.arange(n) % 3 == 0, huge, -huge).astype(dtype)
+            rows.append(r)
+    indptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    data = np.concatenate(rows).astype(dtype)
+    vals = K.csr_row_reduce(indptr, data, len(rows), op)
+    for i, r in enumerate(rows):
+        if np.isnan(r).any():
+            assert np.isnan(vals[i]), (i, r)
+        else:
+            ref = (max if op == "max" else min)(r.tolist(), default=-np.inf if op == "max" else np.inf)
+            assert vals[i] == ref, (i, r, vals[i])
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("itype", INTS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_row_reduce_located_positions_and_their_gradient(dtype, itype, op):
+    """csr_row_reduce(..., locate=True) gives the position of each row's extreme where one entry
+    attains it and -1 for ties, NaNs and empty rows; the gradient taken from those positions has
+    g[i] there, g[i] / ties split over tied entries and 0 elsewhere (a brute-force reference),
+    with the same bits for 1 and 2 threads."""
+    rng = np.random.default_rng(13)
+    rows = []
+    for n in list(range(0, 40)) * 3 + [300, 1000]:
+        r = rng.choice([-1.0, 0.5, 2.0], n) if rng.random() < 0.4 else rng.standard_normal(n)
+        if n and rng.random() < 0.1:
+            r[rng.integers(n)] = np.nan
+        rows.append(np.asarray(r, dtype))
+    indptr = np.zeros(len(rows) + 1, itype)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    data = np.concatenate(rows).astype(dtype)
+    vals, at = K.csr_row_reduce(indptr, data, len(rows), op, locate=True)
+    assert bits_equal(vals, K.csr_row_reduce(indptr, data, len(rows), op))
+    g = rng.standard_normal(len(rows)).astype(dtype)
+    expected = np.zeros_like(data)
+    for i, r in enumerate(rows):
+        pick = np.nonzero(r == vals[i])[0]
+        assert at[i] == (indptr[i] + pick[0] if len(pick) == 1 else -1), (i, r)
+        expected[indptr[i] + pick] = g[i] / dtype(len(pick)) if len(pick) else 0
+    assert (at == -1).sum() > 20 and (at >= 0).sum() > 50        # both kinds occur
+    for nt in (1, 2):
+        gdata = with_threads(nt, K.csr_row_reduce_vjp, indptr, data, vals, g, at)
+        assert bits_equal(gdata, expected), nt
+
+
 def brute_segments(data, ids, n, op):
     out = np.zeros((n,) + data.shape[1:])
     counts = np.zeros(out.shape, np.int64)
@@ -488,6 +553,7 @@ def test_sparse_kernels_bit_identical_for_1_and_2_threads(skewed):
         "matmul_t": (K.csr_matmul_t, *s["T"], s["data"], s["X"], s["n"]),
         "sddmm": (K.sddmm, s["indptr"], s["indices"], s["X"], s["X"]),
         "row_max": (K.csr_row_reduce, s["indptr"], s["data"], s["n"], "max"),
+        "row_max_located": (K.csr_row_reduce, s["indptr"], s["data"], s["n"], "max", True),
     }
     for name, (fn, *args) in runs.items():
         one, two = with_threads(1, fn, *args), with_threads(2, fn, *args)

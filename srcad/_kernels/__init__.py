@@ -267,21 +267,27 @@ def sddmm(indptr, indices, G, X):
 
 # ----------------------------------------------------------------------------- reductions
 
-def _group_reduce(ptr, pos, data, n, op):
+def _group_reduce(ptr, pos, data, n, op, locate=False):
     """Max/min of each of n groups of the 1-D data (positions pos[ptr[b]:ptr[b+1]], or
-    ptr[b]:ptr[b+1] themselves when pos is None); -inf/+inf for an empty group."""
+    ptr[b]:ptr[b+1] themselves when pos is None); -inf/+inf for an empty group. With `locate`
+    (contiguous groups only), also the position of each group's extreme where exactly one entry
+    attains it, else -1: (vals, at)."""
     use_pos = pos is not None
+    if locate and use_pos:
+        raise ValueError("locate needs contiguous groups (pos None)")
     ptr, pos = _ints(ptr, pos if use_pos else np.empty(0, np.int32))
     (data,) = _floats(data)
     if len(ptr) != n + 1 or data.ndim != 1:
         raise ValueError(f"need {n + 1} group pointers and 1-D data")
     vals = np.empty(n, dtype=data.dtype)
-    _run(_reduce.group_extreme, ptr, pos, use_pos, data, _op_is_max(op), vals)
-    return vals
+    at = np.empty(n if locate else 0, dtype=np.int64)
+    _run(_reduce.group_extreme, ptr, pos, use_pos, data, _op_is_max(op), vals, at)
+    return (vals, at) if locate else vals
 
 
-def _group_reduce_vjp(ptr, pos, data, vals, g):
-    """g[b] / (entries of group b tying vals[b]) at those entries, 0 elsewhere."""
+def _group_reduce_vjp(ptr, pos, data, vals, g, at=None):
+    """g[b] / (entries of group b tying vals[b]) at those entries, 0 elsewhere; `at`, the
+    positions from _group_reduce(..., locate=True), spares the search (contiguous groups)."""
     use_pos = pos is not None
     ptr, pos = _ints(ptr, pos if use_pos else np.empty(0, np.int32))
     data, vals, g = _floats(data, vals, g)
@@ -291,19 +297,25 @@ def _group_reduce_vjp(ptr, pos, data, vals, g):
     # array), the kernel writes each one and gdata needs no zeroing first
     covers = len(ptr) > 0 and ptr[0] == 0 and ptr[-1] == (len(pos) if use_pos else len(data))
     gdata = np.empty(len(data), dtype=data.dtype) if covers else np.zeros(len(data), dtype=data.dtype)
-    _run(_reduce.group_extreme_vjp, ptr, pos, use_pos, data, vals, g, gdata)
+    if at is not None and covers and not use_pos:
+        at = np.ascontiguousarray(at, dtype=np.int64)
+        _run(_reduce.group_extreme_vjp_at, ptr, data, vals, at, g, gdata)
+    else:
+        _run(_reduce.group_extreme_vjp, ptr, pos, use_pos, data, vals, g, gdata)
     return gdata
 
 
-def csr_row_reduce(indptr, data, n_rows, op):
-    """Max/min of each row's stored entries; an empty row gives -inf/+inf."""
-    return _group_reduce(indptr, None, data, n_rows, op)
+def csr_row_reduce(indptr, data, n_rows, op, locate=False):
+    """Max/min of each row's stored entries; an empty row gives -inf/+inf. With `locate`,
+    (vals, at): at[i] the position of row i's extreme when one entry attains it, else -1."""
+    return _group_reduce(indptr, None, data, n_rows, op, locate)
 
 
-def csr_row_reduce_vjp(indptr, data, vals, g):
+def csr_row_reduce_vjp(indptr, data, vals, g, at=None):
     """gdata[p] = g[i] / ties[i] where data[p] == vals[i] for p in row i (ties: how many entries
-    of row i equal vals[i]), else 0."""
-    return _group_reduce_vjp(indptr, None, data, vals, g)
+    of row i equal vals[i]), else 0. `at` from csr_row_reduce(..., locate=True) spares the
+    search for each row's extreme."""
+    return _group_reduce_vjp(indptr, None, data, vals, g, at)
 
 
 def csr_col_reduce(t_indptr, t_pos, data, n_cols, op):

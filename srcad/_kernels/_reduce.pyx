@@ -10,6 +10,7 @@ import numpy as np
 from cython.parallel cimport prange
 from libc.math cimport INFINITY, NAN
 from libc.stdint cimport int64_t
+from libc.string cimport memset
 
 from ._types cimport real_t, index_t, key_t
 from ._sort cimport bucket_sort
@@ -78,12 +79,14 @@ cdef enum:
 
 cdef inline int _block_extreme(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
                                const real_t* data, Py_ssize_t nnz, bint is_max,
-                               real_t* out) noexcept nogil:
+                               real_t* out, int64_t* at) noexcept nogil:
     """out[b] for the contiguous groups b0:b1 (ptr[b]:ptr[b + 1]; nnz > 0). Most groups of a
     skewed pattern hold one entry: a first, branch-free pass settles every group of at most one
-    and lists the longer ones, which a second pass reduces. Returns a status."""
+    and lists the longer ones, which a second pass reduces. With `at` (else NULL), at[b] is the
+    position of group b's extreme when exactly one entry attains it, else -1 (ties, a NaN, an
+    empty group): the gradient then needs no search. Returns a status."""
     cdef Py_ssize_t longer[BLOCK]
-    cdef Py_ssize_t b, j, k = 0, lo, hi
+    cdef Py_ssize_t b, j, k = 0, lo, hi, n
     cdef real_t empty = -INFINITY if is_max else INFINITY, v
     for b in range(b0, b1):
         lo = ptr[b]
@@ -92,12 +95,29 @@ cdef inline int _block_extreme(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
             return 2
         v = data[lo if lo < nnz else 0]
         out[b] = v if hi > lo else empty
+        if at != NULL:
+            at[b] = lo if (hi - lo == 1) & (v == v) else -1
         longer[k] = b
         k = k + (hi - lo > 1)
     for j in range(k):
         b = longer[j]
-        out[b] = _run_extreme(data + ptr[b], ptr[b + 1] - ptr[b], is_max)
+        n = ptr[b + 1] - ptr[b]
+        out[b] = _run_extreme(data + ptr[b], n, is_max)
+        if at != NULL:
+            at[b] = _locate(data + ptr[b], n, out[b])
+            at[b] = ptr[b] + at[b] if at[b] >= 0 else -1
     return 0
+
+
+cdef inline int64_t _locate(const real_t* x, Py_ssize_t n, real_t m) noexcept nogil:
+    """The position q of the one entry x[q] == m, or -1 when none or several are (one vector
+    pass: the count of equal entries and the sum of their positions)."""
+    cdef Py_ssize_t q
+    cdef int64_t ties = 0, where = 0
+    for q in range(n):
+        ties = ties + (x[q] == m)
+        where = where + (q if x[q] == m else 0)
+    return where if ties == 1 else -1
 
 
 cdef inline int _block_extreme_vjp(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
@@ -137,9 +157,64 @@ cdef inline int _block_extreme_vjp(const index_t* ptr, Py_ssize_t b0, Py_ssize_t
     return 0
 
 
+cdef enum:
+    LANES = 8     # independent max/min lanes of _run_extreme (one or two vector registers)
+
+
 cdef inline real_t _run_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept nogil:
-    """max (min) of x[:n], NaN if one is NaN, -inf (+inf) if n == 0: four independent lanes of
-    select-if-beats (max/min instructions, no branches) and a NaN flag, combined at the end."""
+    """max (min) of x[:n], NaN if one is NaN, -inf (+inf) if n == 0. A run of 2 * LANES or
+    more goes through LANES independent lanes of select-if-beats (vector max/min instructions,
+    no branches) over whole windows of LANES; the last partial window is the run's final LANES
+    entries again (a repeat changes no max). Each lane also sums its entries: a NaN among them
+    makes the sum NaN (and only a NaN or infinities of both signs can), and then an exact scalar
+    pass settles the run."""
+    cdef real_t o[LANES]
+    cdef real_t s[LANES]
+    cdef real_t v
+    cdef Py_ssize_t q = 0, j
+    if n < 2 * LANES:
+        return _few_extreme(x, n, is_max)
+    for j in range(LANES):
+        o[j] = -INFINITY if is_max else INFINITY
+        s[j] = 0
+    while q + LANES <= n:
+        for j in range(LANES):
+            v = x[q + j]
+            o[j] = v if _beats(v, o[j], is_max) else o[j]
+            s[j] = s[j] + v
+        q = q + LANES
+    if q < n:
+        for j in range(LANES):
+            v = x[n - LANES + j]
+            o[j] = v if _beats(v, o[j], is_max) else o[j]
+            s[j] = s[j] + v
+    for j in range(LANES // 2):     # halve the lanes: 8 -> 4 -> 2 -> 1
+        o[j] = o[j + LANES // 2] if _beats(o[j + LANES // 2], o[j], is_max) else o[j]
+        s[j] = s[j] + s[j + LANES // 2]
+    for j in range(LANES // 4):
+        o[j] = o[j + LANES // 4] if _beats(o[j + LANES // 4], o[j], is_max) else o[j]
+        s[j] = s[j] + s[j + LANES // 4]
+    o[0] = o[1] if _beats(o[1], o[0], is_max) else o[0]
+    if s[0] + s[1] != s[0] + s[1]:
+        return _scalar_extreme(x, n, is_max)
+    return o[0]
+
+
+cdef real_t _scalar_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept nogil:
+    """max (min) of x[:n] entry by entry: NaN at the first NaN, -inf (+inf) if n == 0."""
+    cdef real_t o = -INFINITY if is_max else INFINITY
+    cdef Py_ssize_t q
+    for q in range(n):
+        if x[q] != x[q]:
+            return NAN
+        if _beats(x[q], o, is_max):
+            o = x[q]
+    return o
+
+
+cdef inline real_t _few_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept nogil:
+    """_run_extreme for a short run: four independent lanes of select-if-beats and a NaN flag,
+    the last 1-4 entries read with indices clamped to the last one."""
     cdef real_t o0, o1, o2, o3, v0, v1, v2, v3
     cdef int nan = 0
     cdef Py_ssize_t q = 0
@@ -193,8 +268,11 @@ cdef inline int _group_extreme_vjp_at(const index_t* ptr, const index_t* pos, Py
 
 
 def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
-                  const real_t[::1] data, bint is_max, real_t[::1] vals, int nt):
-    """vals[b] = max (or min) of group b of a 1-D data; -inf (+inf) for an empty group."""
+                  const real_t[::1] data, bint is_max, real_t[::1] vals, int64_t[::1] at,
+                  int nt):
+    """vals[b] = max (or min) of group b of a 1-D data; -inf (+inf) for an empty group. For
+    contiguous groups (not use_pos) and an `at` of one entry per group, at[b] = the position of
+    the one entry attaining vals[b], or -1 (see _block_extreme); an empty `at` is not filled."""
     cdef Py_ssize_t n = ptr.shape[0] - 1, b, nnz = data.shape[0]
     cdef Py_ssize_t n_pos = pos.shape[0] if use_pos else nnz
     cdef int err = 0, e
@@ -203,15 +281,20 @@ def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
     cdef const index_t* ps = &pos[0]
     cdef const real_t* x = &data[0] if nnz else NULL
     cdef real_t* o = &vals[0] if n else NULL
+    cdef int64_t* ap = &at[0] if at.shape[0] and not use_pos else NULL
+    if ap != NULL and at.shape[0] != n:
+        raise ValueError("at needs one entry per group")
     if not use_pos and nnz == 0:
         vals[:] = -INFINITY if is_max else INFINITY
+        if ap != NULL:
+            at[:] = -1
         return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
     if not use_pos:
         for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
             if is_max:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o)
+                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap)
             else:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o)
+                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap)
             if e:
                 errp[0] = e
         return err
@@ -250,6 +333,66 @@ def group_extreme_vjp(const index_t[::1] ptr, const index_t[::1] pos, bint use_p
         return err
     for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
         e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
+        if e:
+            errp[0] = e
+    return err
+
+
+cdef inline int _block_extreme_vjp_at(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
+                                      const real_t* data, Py_ssize_t nnz, const real_t* vals,
+                                      const int64_t* at, const real_t* g,
+                                      real_t* gdata) noexcept nogil:
+    """_block_extreme_vjp given the positions at[b] of _block_extreme: the block's entries are
+    zeroed in one sweep and g[b] (g[b] / 1: the same bits) goes to position at[b]; a group with
+    no position (ties, a NaN) is settled as _block_extreme_vjp settles it. Returns a status."""
+    cdef Py_ssize_t b, lo, hi, q, n, ties
+    cdef int64_t p
+    cdef real_t m, share
+    for b in range(b0, b1):
+        lo = ptr[b]
+        hi = ptr[b + 1]
+        if lo < 0 or hi < lo or hi > nnz:
+            return 2
+    memset(gdata + ptr[b0], 0, (ptr[b1] - ptr[b0]) * sizeof(real_t))
+    for b in range(b0, b1):
+        lo = ptr[b]
+        hi = ptr[b + 1]
+        p = at[b]
+        if p >= 0:
+            if p < lo or p >= hi:
+                return 1
+            gdata[p] = g[b]
+        elif hi - lo > 1:
+            m = vals[b]
+            ties = 0
+            for q in range(lo, hi):
+                ties = ties + (data[q] == m)
+            share = g[b] / ties if ties else 0
+            for q in range(lo, hi):
+                gdata[q] = share if data[q] == m else 0
+    return 0
+
+
+def group_extreme_vjp_at(const index_t[::1] ptr, const real_t[::1] data,
+                         const real_t[::1] vals, const int64_t[::1] at, const real_t[::1] g,
+                         real_t[::1] gdata, int nt):
+    """group_extreme_vjp for contiguous groups covering data, given the positions `at` of
+    group_extreme: the same values, with no search where a group's extreme is unique."""
+    cdef Py_ssize_t n = ptr.shape[0] - 1, b, nnz = data.shape[0]
+    cdef int err = 0, e
+    cdef int* errp = &err
+    cdef const index_t* pp = &ptr[0]
+    cdef const real_t* x = &data[0] if nnz else NULL
+    cdef const real_t* v = &vals[0] if n else NULL
+    cdef const int64_t* ap = &at[0] if n else NULL
+    cdef const real_t* gp = &g[0] if n else NULL
+    cdef real_t* out = &gdata[0] if gdata.shape[0] else NULL
+    if at.shape[0] != n or vals.shape[0] != n or g.shape[0] != n or gdata.shape[0] != nnz:
+        raise ValueError("vals, at and g need one entry per group, gdata one per entry")
+    if nnz == 0:
+        return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
+    for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+        e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out)
         if e:
             errp[0] = e
     return err

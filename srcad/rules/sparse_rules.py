@@ -11,6 +11,10 @@ Choices:
   computes); the adjoint takes either shape.
 - `A.multiply(D)` with a dense D runs as `rt.sparse_ops.multiply`: the result keeps A's class
   and stored pattern (scipy returns the same values as COO), so its derivatives keep them too.
+- `srcad.sparse.reduce_max/min(A, axis)` runs as `rt.sparse_ops.reduce(..., locate=True)`: over
+  contiguous groups (CSR rows) it also keeps where each group's extreme is, so the adjoint
+  zeroes the gradient's values in one sweep and writes one value per group instead of searching
+  every group again (ties and NaNs still take the search).
 - `np.take(E, idx, axis=0)` runs through the parallel row-gather kernel; its adjoint is a
   RowSparse, like that of `E[idx]`.
 """
@@ -39,7 +43,8 @@ defrule([sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.coo_array,
 for _op in ("max", "min"):
     defrule(getattr(srcad_sparse, "reduce_" + _op), "A, axis=None",
             f"rt.sparse_ops.reduce_vjp(g, A, ans, axis, '{_op}')",
-            f"rt.sparse_ops.reduce_jvp(A_dot, A, ans, axis, '{_op}')")
+            f"rt.sparse_ops.reduce_jvp(A_dot, A, ans, axis, '{_op}')",
+            primal=f"rt.sparse_ops.reduce(A, axis, '{_op}', locate=True)")
 for _op in ("sum", "max", "min"):
     defrule(getattr(srcad_sparse, "segment_" + _op), "data, segment_ids, num_segments",
             f"rt.sparse_ops.segment_vjp(g, data, segment_ids, ans, '{_op}')",
@@ -69,7 +74,7 @@ defrule(sparse_ops.data_jvp, "x_dot, x", None, (_so + "data_jvp(x_dot_dot, x)", 
 defrule(sparse_ops.construct_vjp, "g, arg1, out", None, (_so + "construct_vjp(g_dot, arg1, out)", "0", "0"))
 defrule(sparse_ops.construct_jvp, "arg1_dot, arg1, out", None,
         (_so + "construct_jvp(arg1_dot_dot, arg1, out)", "0", "0"))
-defrule(sparse_ops.reduce, "A, axis, op", None, _so + "reduce_jvp(A_dot, A, ans, axis, op)")
+defrule(sparse_ops.reduce, "A, axis, op, locate=False", None, _so + "reduce_jvp(A_dot, A, ans, axis, op)")
 defrule(sparse_ops.reduce_vjp, "g, A, out, axis, op", None,
         (_so + "reduce_vjp(g_dot, A, out, axis, op)", "0", "0"))
 defrule(sparse_ops.reduce_jvp, "A_dot, A, out, axis, op", None,

@@ -550,7 +550,7 @@ def construct_jvp(arg1_dot, arg1, ans):
 
 
 # ---- max/min over stored entries -----------------------------------------------------------------
-_TIES = {}            # id(segment result) -> (weakref to it, tie counts): saves segment_vjp a pass
+_TIES = {}   # id(a result) -> (weakref to it, what its vjp needs: segment tie counts, positions)
 
 
 def _remember(ans, counts):
@@ -583,14 +583,25 @@ def _group_reduce(grp, data, op):
     return K.csr_col_reduce(grp.ptr, grp.pos, data, grp.n, op)
 
 
-def reduce(A, axis, op):
+def reduce(A, axis, op, locate=False):
     """Max (op="max") or min of A's stored entries: a scalar (axis None), or a dense 1-D array with
-    one entry per row (axis=1) or column (axis=0); an empty row/column gives -inf/+inf."""
+    one entry per row (axis=1) or column (axis=0); an empty row/column gives -inf/+inf.
+    `locate` (the generated code's forward sweep): where the groups are A's contiguous rows, keep
+    the position of each one's extreme for reduce_vjp, which then needs no search."""
     if not sp.issparse(A) or _fmt(A) is None:
         raise TypeError(f"srcad.sparse.reduce_{op} takes a scipy sparse CSR, CSC or COO matrix, "
                         f"not {type(A).__name__}")
-    vals = _group_reduce(_reduce_groups(A, axis), A.data, op)
+    grp = _reduce_groups(A, axis)
+    if locate and grp.pos is None and _axis(axis) is not None:
+        vals, at = K.csr_row_reduce(grp.ptr, A.data, grp.n, op, locate=True)
+        _remember(vals, _Located((at, _buf(A.data), op)))
+        return vals
+    vals = _group_reduce(grp, A.data, op)
     return vals[0] if _axis(axis) is None else vals
+
+
+class _Located(tuple):
+    """What reduce(..., locate=True) keeps for its result: (positions, A.data's buffer, op)."""
 
 
 def reduce_vjp(g, A, ans, axis, op):
@@ -601,7 +612,12 @@ def reduce_vjp(g, A, ans, axis, op):
     vals = np.asarray(ans).reshape(-1)
     g = np.broadcast_to(np.asarray(g, dtype=_float_dtype(np.asarray(g).dtype)), (grp.n,))
     if grp.pos is None:
-        gdata = K.csr_row_reduce_vjp(grp.ptr, A.data, vals, g)
+        kept = _recall(ans)
+        at = None
+        if (isinstance(kept, _Located) and kept[1] == _buf(A.data) and kept[2] == op
+                and len(kept[0]) == grp.n):
+            at = kept[0]
+        gdata = K.csr_row_reduce_vjp(grp.ptr, A.data, vals, g, at)
     else:
         gdata = K.csr_col_reduce_vjp(grp.ptr, grp.pos, A.data, vals, g)
     return _like(A, _own(gdata))
@@ -637,7 +653,7 @@ def segment_vjp(g, data, segment_ids, ans, op):
     if op == "sum":
         return K.segment_reduce_vjp(data, segment_ids, None, None, g, "sum").reshape(np.shape(data))
     counts = _recall(ans)
-    if counts is None:
+    if not isinstance(counts, np.ndarray):
         _, counts = K.segment_reduce(data, segment_ids, len(ans), op)
     return K.segment_reduce_vjp(data, segment_ids, ans, counts, g, op)
 
