@@ -14,6 +14,8 @@ W4  20 mini-batches of 50,000 skewed row gathers from a 1,000,000 x 64 float32 e
     gradients accumulated in place (forward included): srcad grad(row_sparse=True) +
     srcad.accumulate, a NumPy loop with np.add.at, PyTorch Embedding(sparse=True) + index_add_,
     JAX jit of grad + add (donated accumulator).
+Timing: the median of back-to-back runs with the garbage collector off (as timeit); W3's forward
+is also timed cache-cold (a gc.collect() sweep before each run), for srcad and NumPy alike.
 PyTorch and JAX use their own thread pools: PyTorch is set to the same thread count as srcad;
 XLA's CPU pool is not settable at run time (it uses every core: 2 here).
 """
@@ -82,17 +84,28 @@ def power_law_csr(n, nnz, seed=0, dtype=np.float64):
 MIN_TOTAL = 0.5   # seconds of runs per median (the --quick run lowers it)
 
 
-def median_time(fn, repeat, warmup=1, max_runs=200):
+def median_time(fn, repeat, warmup=1, max_runs=200, cold=False):
     """Median wall time of fn over at least `repeat` runs, more for a fast fn (until the runs add
-    up to MIN_TOTAL seconds): a millisecond workload gets enough samples for a stable median."""
+    up to MIN_TOTAL seconds): a millisecond workload gets enough samples for a stable median.
+    As timeit does, the garbage collector runs once before and not during the runs (the runs are
+    back to back, as in a training loop); `cold` runs it before every run instead, which also
+    evicts the operands from the caches (a sweep over every Python object)."""
     for _ in range(warmup):
         fn()
     times = []
-    while len(times) < repeat or (sum(times) < MIN_TOTAL and len(times) < max_runs):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        while len(times) < repeat or (sum(times) < MIN_TOTAL and len(times) < max_runs):
+            if cold:
+                gc.collect()
+            t = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t)
+    finally:
+        if was_enabled:
+            gc.enable()
     return statistics.median(times)
 
 
@@ -190,6 +203,8 @@ def w3(A, repeat, threads):
     w = np.random.default_rng(3).normal(size=A.shape[0])
     t_np = median_time(lambda: np.maximum.reduceat(A.data, A.indptr[:-1]), repeat)
     row("W3", "np.maximum.reduceat(A.data, A.indptr[:-1])", 1, t_np)
+    t_np_cold = median_time(lambda: np.maximum.reduceat(A.data, A.indptr[:-1]), repeat, cold=True)
+    row("W3", "  the same, cache-cold (gc.collect() before each run)", 1, t_np_cold)
     vg = srcad.value_and_grad(row_max_loss)
     res = {}
     for nt in threads:
@@ -199,6 +214,8 @@ def w3(A, repeat, threads):
         t_g = median_time(lambda: vg(A, w), repeat)
         res[nt] = (t_np / t_red, t_g / t_p)
         row("W3", "srcad.sparse.reduce_max(A, axis=1)", nt, t_red, f"{t_np / t_red:5.2f}x reduceat")
+        t_cold = median_time(lambda: srcad.sparse.reduce_max(A, axis=1), repeat, cold=True)
+        row("W3", "  the same, cache-cold", nt, t_cold, f"{t_np_cold / t_cold:5.2f}x reduceat cold")
         row("W3", "primal sum(reduce_max(A, axis=1) * w)", nt, t_p)
         row("W3", "srcad.value_and_grad of it", nt, t_g, f"gradient/primal {t_g / t_p:4.2f} (target <= 2.5)")
     return res
