@@ -150,11 +150,21 @@ cdef inline int _block_extreme_vjp(const index_t* ptr, Py_ssize_t b0, Py_ssize_t
         for q in range(n):   # one branch-free pass, as if the extreme were unique (g[b] / 1) ...
             ties = ties + (x[q] == m)
             at[q] = share if x[q] == m else 0
-        if ties != 1:        # ... and a second one where it ties (or is NaN: ties == 0)
-            share = g[b] / ties if ties else 0
-            for q in range(n):
-                at[q] = share if x[q] == m else 0
+        if ties != 1:        # ... and again where it ties (or is NaN: ties == 0)
+            _share_ties(x, at, n, m, g[b])
     return 0
+
+
+cdef inline void _share_ties(const real_t* x, real_t* out, Py_ssize_t n, real_t m,
+                             real_t g) noexcept nogil:
+    """out[q] = g / ties where x[q] == m (ties: how many are), else 0, for q < n."""
+    cdef Py_ssize_t q, ties = 0
+    cdef real_t share
+    for q in range(n):
+        ties = ties + (x[q] == m)
+    share = g / ties if ties else 0
+    for q in range(n):
+        out[q] = share if x[q] == m else 0
 
 
 cdef enum:
@@ -345,9 +355,8 @@ cdef inline int _block_extreme_vjp_at(const index_t* ptr, Py_ssize_t b0, Py_ssiz
     """_block_extreme_vjp given the positions at[b] of _block_extreme: the block's entries are
     zeroed in one sweep and g[b] (g[b] / 1: the same bits) goes to position at[b]; a group with
     no position (ties, a NaN) is settled as _block_extreme_vjp settles it. Returns a status."""
-    cdef Py_ssize_t b, lo, hi, q, n, ties
+    cdef Py_ssize_t b, lo, hi
     cdef int64_t p
-    cdef real_t m, share
     for b in range(b0, b1):
         lo = ptr[b]
         hi = ptr[b + 1]
@@ -363,13 +372,7 @@ cdef inline int _block_extreme_vjp_at(const index_t* ptr, Py_ssize_t b0, Py_ssiz
                 return 1
             gdata[p] = g[b]
         elif hi - lo > 1:
-            m = vals[b]
-            ties = 0
-            for q in range(lo, hi):
-                ties = ties + (data[q] == m)
-            share = g[b] / ties if ties else 0
-            for q in range(lo, hi):
-                gdata[q] = share if data[q] == m else 0
+            _share_ties(data + lo, gdata + lo, hi - lo, vals[b], g[b])
     return 0
 
 
