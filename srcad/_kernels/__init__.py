@@ -271,7 +271,7 @@ def _group_reduce(ptr, pos, data, n, op, locate=False):
     """Max/min of each of n groups of the 1-D data (positions pos[ptr[b]:ptr[b+1]], or
     ptr[b]:ptr[b+1] themselves when pos is None); -inf/+inf for an empty group. With `locate`
     (contiguous groups only), also the position of each group's extreme where exactly one entry
-    attains it, else -1: (vals, at)."""
+    attains it, else -1, for the groups of two or more entries: (vals, at)."""
     use_pos = pos is not None
     if locate and use_pos:
         raise ValueError("locate needs contiguous groups (pos None)")
@@ -307,7 +307,8 @@ def _group_reduce_vjp(ptr, pos, data, vals, g, at=None):
 
 def csr_row_reduce(indptr, data, n_rows, op, locate=False):
     """Max/min of each row's stored entries; an empty row gives -inf/+inf. With `locate`,
-    (vals, at): at[i] the position of row i's extreme when one entry attains it, else -1."""
+    (vals, at): for each row i of two or more entries, at[i] is the position of its extreme when
+    one entry attains it, else -1 (a row of one entry needs none: at[i] is left unset)."""
     return _group_reduce(indptr, None, data, n_rows, op, locate)
 
 

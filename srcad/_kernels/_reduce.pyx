@@ -14,6 +14,7 @@ from libc.string cimport memset
 
 from ._types cimport real_t, index_t, key_t
 from ._sort cimport bucket_sort
+from ._simd cimport *
 
 
 cdef inline void _extreme_group(const index_t* ptr, const index_t* pos, bint use_pos,
@@ -82,11 +83,12 @@ cdef inline int _block_extreme(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
                                real_t* out, int64_t* at) noexcept nogil:
     """out[b] for the contiguous groups b0:b1 (ptr[b]:ptr[b + 1]; nnz > 0). Most groups of a
     skewed pattern hold one entry: a first, branch-free pass settles every group of at most one
-    and lists the longer ones, which a second pass reduces. With `at` (else NULL), at[b] is the
-    position of group b's extreme when exactly one entry attains it, else -1 (ties, a NaN, an
-    empty group): the gradient then needs no search. Returns a status."""
+    and lists the longer ones, which a second pass reduces. With `at` (else NULL), at[b] is
+    written for each group of two or more entries: the position of its extreme when exactly one
+    entry attains it, else -1 (ties, a NaN); the gradient then needs no search (a group of one
+    entry needs no position, and its at[b] is not written). Returns a status."""
     cdef Py_ssize_t longer[BLOCK]
-    cdef Py_ssize_t b, j, k = 0, lo, hi, n
+    cdef Py_ssize_t b, j, k = 0, lo, hi
     cdef real_t empty = -INFINITY if is_max else INFINITY, v
     for b in range(b0, b1):
         lo = ptr[b]
@@ -95,18 +97,47 @@ cdef inline int _block_extreme(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
             return 2
         v = data[lo if lo < nnz else 0]
         out[b] = v if hi > lo else empty
-        if at != NULL:
-            at[b] = lo if (hi - lo == 1) & (v == v) else -1
         longer[k] = b
         k = k + (hi - lo > 1)
     for j in range(k):
         b = longer[j]
-        n = ptr[b + 1] - ptr[b]
-        out[b] = _run_extreme(data + ptr[b], n, is_max)
-        if at != NULL:
-            at[b] = _locate(data + ptr[b], n, out[b])
-            at[b] = ptr[b] + at[b] if at[b] >= 0 else -1
+        lo = ptr[b]
+        out[b] = _row_extreme(data + lo, ptr[b + 1] - lo, nnz - lo, is_max,
+                              at + b if at != NULL else NULL)
+        if at != NULL and at[b] >= 0:
+            at[b] = lo + at[b]
     return 0
+
+
+cdef inline real_t _row_extreme(const real_t* x, Py_ssize_t n, Py_ssize_t room, bint is_max,
+                                int64_t* at) noexcept nogil:
+    """max (min) of the row x[:n] (room: the entries readable from x), NaN if one is NaN; with
+    `at` (else NULL), at[0] = the position of the one entry attaining it, or -1 (see _locate).
+    A row of at most `span` entries is read as one masked window of the vector kernels
+    (srcad/_kernels/_simd.pxd) when the window fits in `room`, a longer one by their loop; the
+    rest (a short row at the very end, a float row too long for 32-bit lane positions) entry
+    by entry."""
+    cdef Py_ssize_t span = 4 * (32 // sizeof(real_t))
+    cdef real_t m
+    if n <= span and room >= span:
+        if real_t is double:
+            return srcad_short_extreme_d(x, n, is_max, at)
+        else:
+            return srcad_short_extreme_f(x, n, is_max, at)
+    if n > span and n < (<Py_ssize_t>1 << 30):
+        if real_t is double:
+            m = srcad_run_extreme_d(x, n, is_max)
+            if at != NULL:
+                at[0] = srcad_locate_d(x, n, m)
+        else:
+            m = srcad_run_extreme_f(x, n, is_max)
+            if at != NULL:
+                at[0] = srcad_locate_f(x, n, m)
+        return m
+    m = _scalar_extreme(x, n, is_max)
+    if at != NULL:
+        at[0] = _locate(x, n, m)
+    return m
 
 
 cdef inline int64_t _locate(const real_t* x, Py_ssize_t n, real_t m) noexcept nogil:
@@ -167,49 +198,6 @@ cdef inline void _share_ties(const real_t* x, real_t* out, Py_ssize_t n, real_t 
         out[q] = share if x[q] == m else 0
 
 
-cdef enum:
-    LANES = 8     # independent max/min lanes of _run_extreme (one or two vector registers)
-
-
-cdef inline real_t _run_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept nogil:
-    """max (min) of x[:n], NaN if one is NaN, -inf (+inf) if n == 0. A run of 2 * LANES or
-    more goes through LANES independent lanes of select-if-beats (vector max/min instructions,
-    no branches) over whole windows of LANES; the last partial window is the run's final LANES
-    entries again (a repeat changes no max). Each lane also sums its entries: a NaN among them
-    makes the sum NaN (and only a NaN or infinities of both signs can), and then an exact scalar
-    pass settles the run."""
-    cdef real_t o[LANES]
-    cdef real_t s[LANES]
-    cdef real_t v
-    cdef Py_ssize_t q = 0, j
-    if n < 2 * LANES:
-        return _few_extreme(x, n, is_max)
-    for j in range(LANES):
-        o[j] = -INFINITY if is_max else INFINITY
-        s[j] = 0
-    while q + LANES <= n:
-        for j in range(LANES):
-            v = x[q + j]
-            o[j] = v if _beats(v, o[j], is_max) else o[j]
-            s[j] = s[j] + v
-        q = q + LANES
-    if q < n:
-        for j in range(LANES):
-            v = x[n - LANES + j]
-            o[j] = v if _beats(v, o[j], is_max) else o[j]
-            s[j] = s[j] + v
-    for j in range(LANES // 2):     # halve the lanes: 8 -> 4 -> 2 -> 1
-        o[j] = o[j + LANES // 2] if _beats(o[j + LANES // 2], o[j], is_max) else o[j]
-        s[j] = s[j] + s[j + LANES // 2]
-    for j in range(LANES // 4):
-        o[j] = o[j + LANES // 4] if _beats(o[j + LANES // 4], o[j], is_max) else o[j]
-        s[j] = s[j] + s[j + LANES // 4]
-    o[0] = o[1] if _beats(o[1], o[0], is_max) else o[0]
-    if s[0] + s[1] != s[0] + s[1]:
-        return _scalar_extreme(x, n, is_max)
-    return o[0]
-
-
 cdef real_t _scalar_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept nogil:
     """max (min) of x[:n] entry by entry: NaN at the first NaN, -inf (+inf) if n == 0."""
     cdef real_t o = -INFINITY if is_max else INFINITY
@@ -220,40 +208,6 @@ cdef real_t _scalar_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept
         if _beats(x[q], o, is_max):
             o = x[q]
     return o
-
-
-cdef inline real_t _few_extreme(const real_t* x, Py_ssize_t n, bint is_max) noexcept nogil:
-    """_run_extreme for a short run: four independent lanes of select-if-beats and a NaN flag,
-    the last 1-4 entries read with indices clamped to the last one."""
-    cdef real_t o0, o1, o2, o3, v0, v1, v2, v3
-    cdef int nan = 0
-    cdef Py_ssize_t q = 0
-    o0 = o1 = o2 = o3 = -INFINITY if is_max else INFINITY
-    while q + 4 < n:
-        v0 = x[q]
-        v1 = x[q + 1]
-        v2 = x[q + 2]
-        v3 = x[q + 3]
-        o0 = v0 if _beats(v0, o0, is_max) else o0
-        o1 = v1 if _beats(v1, o1, is_max) else o1
-        o2 = v2 if _beats(v2, o2, is_max) else o2
-        o3 = v3 if _beats(v3, o3, is_max) else o3
-        nan = nan | (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3)
-        q = q + 4
-    if n > 0:  # the last 1-4 entries, indices clamped to the last one (a repeat changes no max)
-        v0 = x[min(q, n - 1)]
-        v1 = x[min(q + 1, n - 1)]
-        v2 = x[min(q + 2, n - 1)]
-        v3 = x[min(q + 3, n - 1)]
-        o0 = v0 if _beats(v0, o0, is_max) else o0
-        o1 = v1 if _beats(v1, o1, is_max) else o1
-        o2 = v2 if _beats(v2, o2, is_max) else o2
-        o3 = v3 if _beats(v3, o3, is_max) else o3
-        nan = nan | (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3)
-    o0 = o1 if _beats(o1, o0, is_max) else o0
-    o2 = o3 if _beats(o3, o2, is_max) else o2
-    o0 = o2 if _beats(o2, o0, is_max) else o0
-    return NAN if nan else o0
 
 
 cdef inline int _group_extreme_vjp_at(const index_t* ptr, const index_t* pos, Py_ssize_t n_pos,
@@ -282,7 +236,8 @@ def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
                   int nt):
     """vals[b] = max (or min) of group b of a 1-D data; -inf (+inf) for an empty group. For
     contiguous groups (not use_pos) and an `at` of one entry per group, at[b] = the position of
-    the one entry attaining vals[b], or -1 (see _block_extreme); an empty `at` is not filled."""
+    the one entry attaining vals[b], or -1, for each group of two or more entries (see
+    _block_extreme); an empty `at` is not filled."""
     cdef Py_ssize_t n = ptr.shape[0] - 1, b, nnz = data.shape[0]
     cdef Py_ssize_t n_pos = pos.shape[0] if use_pos else nnz
     cdef int err = 0, e
@@ -352,11 +307,13 @@ cdef inline int _block_extreme_vjp_at(const index_t* ptr, Py_ssize_t b0, Py_ssiz
                                       const real_t* data, Py_ssize_t nnz, const real_t* vals,
                                       const int64_t* at, const real_t* g,
                                       real_t* gdata) noexcept nogil:
-    """_block_extreme_vjp given the positions at[b] of _block_extreme: the block's entries are
-    zeroed in one sweep and g[b] (g[b] / 1: the same bits) goes to position at[b]; a group with
-    no position (ties, a NaN) is settled as _block_extreme_vjp settles it. Returns a status."""
+    """_block_extreme_vjp given the positions at[b] of _block_extreme (read for the groups of
+    two or more entries only): the block's entries are zeroed in one sweep and g[b] (g[b] / 1:
+    the same bits) goes to position at[b]; a group with no position (ties, a NaN) is settled as
+    _block_extreme_vjp settles it. Returns a status."""
     cdef Py_ssize_t b, lo, hi
     cdef int64_t p
+    cdef real_t share
     for b in range(b0, b1):
         lo = ptr[b]
         hi = ptr[b + 1]
@@ -366,11 +323,13 @@ cdef inline int _block_extreme_vjp_at(const index_t* ptr, Py_ssize_t b0, Py_ssiz
     for b in range(b0, b1):
         lo = ptr[b]
         hi = ptr[b + 1]
-        p = at[b]
+        # a group of one entry needs no position: g[b] where it equals vals[b], 0 where not (NaN)
+        p = lo if hi - lo == 1 else (at[b] if hi - lo > 1 else -1)
+        share = g[b] if hi - lo > 1 or data[lo if lo < nnz else 0] == vals[b] else 0
         if p >= 0:
             if p < lo or p >= hi:
                 return 1
-            gdata[p] = g[b]
+            gdata[p] = share
         elif hi - lo > 1:
             _share_ties(data + lo, gdata + lo, hi - lo, vals[b], g[b])
     return 0
