@@ -14,8 +14,10 @@ W4  20 mini-batches of 50,000 skewed row gathers from a 1,000,000 x 64 float32 e
     gradients accumulated in place (forward included): srcad grad(row_sparse=True) +
     srcad.accumulate, a NumPy loop with np.add.at, PyTorch Embedding(sparse=True) + index_add_,
     JAX jit of grad + add (donated accumulator).
-Timing: the median of back-to-back runs with the garbage collector off (as timeit); W3's forward
-is also timed cache-cold (a gc.collect() sweep before each run), for srcad and NumPy alike.
+Timing: the median of back-to-back runs with the garbage collector off (as timeit); the two sides
+of each target ratio (srcad and SciPy in W1, gradient and forward in W2, srcad and NumPy, gradient
+and primal in W3) run alternately, so both see the same machine load. W3's forward is also timed
+cache-cold (a gc.collect() sweep before each run), for srcad and NumPy alike.
 PyTorch and JAX use their own thread pools: PyTorch is set to the same thread count as srcad;
 XLA's CPU pool is not settable at run time (it uses every core: 2 here).
 """
@@ -84,29 +86,39 @@ def power_law_csr(n, nnz, seed=0, dtype=np.float64):
 MIN_TOTAL = 0.5   # seconds of runs per median (the --quick run lowers it)
 
 
-def median_time(fn, repeat, warmup=1, max_runs=200, cold=False):
-    """Median wall time of fn over at least `repeat` runs, more for a fast fn (until the runs add
-    up to MIN_TOTAL seconds): a millisecond workload gets enough samples for a stable median.
-    As timeit does, the garbage collector runs once before and not during the runs (the runs are
-    back to back, as in a training loop); `cold` runs it before every run instead, which also
-    evicts the operands from the caches (a sweep over every Python object)."""
-    for _ in range(warmup):
-        fn()
-    times = []
+def median_times(fns, repeat, warmup=1, max_runs=200, cold=False):
+    """Median wall time of each of fns, run in turn (fns[0], fns[1], ..., fns[0], ...) so that a
+    ratio of two compares runs made under the same machine load: on a shared VM the speed of a
+    core drifts over seconds, and timing one function after the other lets that drift into the
+    ratio. Each gets at least `repeat` runs, more for fast ones (until its runs add up to
+    MIN_TOTAL seconds), so a millisecond workload gets enough samples for a stable median. As
+    timeit does, the garbage collector runs once before and not during the runs (back to back,
+    as in a training loop); `cold` runs it before every run instead, which also evicts the
+    operands from the caches (a sweep over every Python object)."""
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        while len(times) < repeat or (sum(times) < MIN_TOTAL and len(times) < max_runs):
-            if cold:
-                gc.collect()
-            t = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t)
+        while any(len(t) < repeat or (sum(t) < MIN_TOTAL and len(t) < max_runs) for t in times):
+            for fn, t_fn in zip(fns, times):
+                if cold:
+                    gc.collect()
+                t = time.perf_counter()
+                fn()
+                t_fn.append(time.perf_counter() - t)
     finally:
         if was_enabled:
             gc.enable()
-    return statistics.median(times)
+    return [statistics.median(t) for t in times]
+
+
+def median_time(fn, repeat, **kw):
+    """median_times of one function."""
+    return median_times([fn], repeat, **kw)[0]
 
 
 ROWS = []
@@ -125,14 +137,13 @@ def torch_threads(nt):
 
 # ---- W1 -----------------------------------------------------------------------------------------------
 def w1(A, X, repeat, threads):
-    t_scipy = median_time(lambda: A @ X, repeat)
-    row("W1", "scipy csr_array @ X", 1, t_scipy)
-    out = {}
+    out, t_scipy = {}, {}
     for nt in threads:
         srcad.set_num_threads(nt)
-        t = median_time(lambda: srcad.sparse.matmul(A, X), repeat)
+        t_scipy[nt], t = median_times([lambda: A @ X, lambda: srcad.sparse.matmul(A, X)], repeat)
         out[nt] = t
-        row("W1", "srcad.sparse.matmul(A, X)", nt, t, f"{t_scipy / t:5.2f}x scipy")
+        row("W1", "scipy csr_array @ X (runs alternating with the next row's)", 1, t_scipy[nt])
+        row("W1", "srcad.sparse.matmul(A, X)", nt, t, f"{t_scipy[nt] / t:5.2f}x scipy")
     if torch is not None:
         At = torch.sparse_csr_tensor(torch.from_numpy(A.indptr.astype(np.int64)),
                                      torch.from_numpy(A.indices.astype(np.int64)),
@@ -162,8 +173,7 @@ def w2(A, X, T, repeat, threads):
     ratios = {}
     for nt in threads:
         srcad.set_num_threads(nt)
-        t_fwd = median_time(lambda: lsq_forward(A, X, T), repeat)
-        t_vg = median_time(lambda: vg(A, X, T), repeat)
+        t_fwd, t_vg = median_times([lambda: lsq_forward(A, X, T), lambda: vg(A, X, T)], repeat)
         ratios[nt] = t_vg / t_fwd
         row("W2", "forward sum((srcad.sparse.matmul(A, X) - T)**2)", nt, t_fwd)
         row("W2", "srcad.value_and_grad wrt (A, X)", nt, t_vg, f"ratio {t_vg / t_fwd:4.2f} (target <= 3.5)")
@@ -201,22 +211,21 @@ def w2(A, X, T, repeat, threads):
 # ---- W3 -----------------------------------------------------------------------------------------------
 def w3(A, repeat, threads):
     w = np.random.default_rng(3).normal(size=A.shape[0])
-    t_np = median_time(lambda: np.maximum.reduceat(A.data, A.indptr[:-1]), repeat)
-    row("W3", "np.maximum.reduceat(A.data, A.indptr[:-1])", 1, t_np)
-    t_np_cold = median_time(lambda: np.maximum.reduceat(A.data, A.indptr[:-1]), repeat, cold=True)
-    row("W3", "  the same, cache-cold (gc.collect() before each run)", 1, t_np_cold)
     vg = srcad.value_and_grad(row_max_loss)
     res = {}
     for nt in threads:
         srcad.set_num_threads(nt)
-        t_red = median_time(lambda: srcad.sparse.reduce_max(A, axis=1), repeat)
-        t_p = median_time(lambda: row_max_loss(A, w), repeat)
-        t_g = median_time(lambda: vg(A, w), repeat)
+        reduceat = lambda: np.maximum.reduceat(A.data, A.indptr[:-1])     # noqa: E731
+        reduce_max = lambda: srcad.sparse.reduce_max(A, axis=1)          # noqa: E731
+        t_np, t_red = median_times([reduceat, reduce_max], repeat)
+        t_np_cold, t_cold = median_times([reduceat, reduce_max], repeat, cold=True)
+        t_p, t_g = median_times([lambda: row_max_loss(A, w), lambda: vg(A, w)], repeat)
         res[nt] = (t_np / t_red, t_g / t_p)
+        row("W3", "np.maximum.reduceat(A.data, A.indptr[:-1]) (alternating)", 1, t_np)
         row("W3", "srcad.sparse.reduce_max(A, axis=1)", nt, t_red, f"{t_np / t_red:5.2f}x reduceat")
-        t_cold = median_time(lambda: srcad.sparse.reduce_max(A, axis=1), repeat, cold=True)
-        row("W3", "  the same, cache-cold", nt, t_cold, f"{t_np_cold / t_cold:5.2f}x reduceat cold")
-        row("W3", "primal sum(reduce_max(A, axis=1) * w)", nt, t_p)
+        row("W3", "  both cache-cold (gc.collect() before each run): numpy", 1, t_np_cold)
+        row("W3", "  srcad", nt, t_cold, f"{t_np_cold / t_cold:5.2f}x reduceat cold")
+        row("W3", "primal sum(reduce_max(A, axis=1) * w) (alternating)", nt, t_p)
         row("W3", "srcad.value_and_grad of it", nt, t_g, f"gradient/primal {t_g / t_p:4.2f} (target <= 2.5)")
     return res
 
@@ -323,7 +332,7 @@ def main():
     t_np4, w4_t = w4(*w4_args, max(3, repeat // 2), threads)
     srcad.set_num_threads(2)
     print("\nsummary (2 threads): "
-          f"W1 {t_scipy / w1_t[2]:.2f}x scipy | W2 grad/fwd {w2_r[2]:.2f}, memory {mem:.2f}x A+X+T | "
+          f"W1 {t_scipy[2] / w1_t[2]:.2f}x scipy | W2 grad/fwd {w2_r[2]:.2f}, memory {mem:.2f}x A+X+T | "
           f"W3 grad/primal {w3_r[2][1]:.2f}, forward {w3_r[2][0]:.2f}x reduceat | "
           f"W4 {t_np4 / w4_t[2]:.2f}x np.add.at loop")
 
