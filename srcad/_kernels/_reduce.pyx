@@ -141,8 +141,8 @@ cdef inline real_t _row_extreme(const real_t* x, Py_ssize_t n, Py_ssize_t room, 
 
 
 cdef inline int64_t _locate(const real_t* x, Py_ssize_t n, real_t m) noexcept nogil:
-    """The position q of the one entry x[q] == m, or -1 when none or several are (one vector
-    pass: the count of equal entries and the sum of their positions)."""
+    """The position q of the one entry x[q] == m, or -1 when none or several are: the count of
+    equal entries and the sum of their positions (_row_extreme's fallback for srcad_locate)."""
     cdef Py_ssize_t q
     cdef int64_t ties = 0, where = 0
     for q in range(n):
