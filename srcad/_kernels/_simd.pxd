@@ -16,6 +16,21 @@ cdef extern from *:
     typedef float srcad_vf __attribute__((vector_size(32)));
     typedef int32_t srcad_mf __attribute__((vector_size(32)));
 
+    /* lane by lane a > b ? a : b (and a < b ? a : b): the definition of the x86 max/min
+       instructions, NaN included (b when either is NaN), so with AVX one instruction each */
+    #if defined(__AVX__)
+    #include <immintrin.h>
+    #define SRCAD_MAX_d(a, b) ((srcad_vd)_mm256_max_pd((__m256d)(a), (__m256d)(b)))
+    #define SRCAD_MIN_d(a, b) ((srcad_vd)_mm256_min_pd((__m256d)(a), (__m256d)(b)))
+    #define SRCAD_MAX_f(a, b) ((srcad_vf)_mm256_max_ps((__m256)(a), (__m256)(b)))
+    #define SRCAD_MIN_f(a, b) ((srcad_vf)_mm256_min_ps((__m256)(a), (__m256)(b)))
+    #else
+    #define SRCAD_MAX_d(a, b) srcad_pick_d((srcad_md)((a) > (b)), a, b)
+    #define SRCAD_MIN_d(a, b) srcad_pick_d((srcad_md)((a) < (b)), a, b)
+    #define SRCAD_MAX_f(a, b) srcad_pick_f((srcad_mf)((a) > (b)), a, b)
+    #define SRCAD_MIN_f(a, b) srcad_pick_f((srcad_mf)((a) < (b)), a, b)
+    #endif
+
     /* S: name suffix, T: scalar, V: vector of T, M: mask vector (IT lanes as wide as T), W: lanes */
     #define SRCAD_EXTREME_FNS(S, T, V, M, IT, W)                                                \\
     static inline V srcad_load_##S(const T* p) { V v; memcpy(&v, p, sizeof v); return v; }      \\
@@ -25,7 +40,7 @@ cdef extern from *:
     static inline V srcad_pick_##S(M m, V a, V b) { return (V)(((M)a & m) | ((M)b & ~m)); }     \\
     /* lane by lane: a where it beats b (is larger, or smaller for a min), else b */            \\
     static inline V srcad_better_##S(V a, V b, int is_max) {                                   \\
-        return srcad_pick_##S(is_max ? (M)(a > b) : (M)(a < b), a, b); }                       \\
+        return is_max ? SRCAD_MAX_##S(a, b) : SRCAD_MIN_##S(a, b); }                           \\
     static inline T srcad_hbest_##S(V o, int is_max) {                                         \\
         T r = o[0];                                                                            \\
         for (int j = 1; j < W; j++) r = (is_max ? o[j] > r : o[j] < r) ? o[j] : r;             \\
