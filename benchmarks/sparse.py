@@ -124,6 +124,18 @@ def median_time(fn, repeat, **kw):
 ROWS = []
 
 
+def gbs(nbytes, seconds):
+    """The bandwidth a kernel moved, as text: sparse kernels are bandwidth-bound, so GB/s against
+    the machine's (printed at the top) is the honest figure."""
+    return f"{nbytes / seconds / 1e9:5.1f} GB/s"
+
+
+def read_bandwidth(nbytes, repeat):
+    """One thread's read bandwidth from memory: np.sum over an array far larger than the caches."""
+    a = np.ones(nbytes // 8)
+    return a.nbytes / median_time(lambda: np.sum(a), repeat)
+
+
 def row(work, what, threads, seconds, note=""):
     ROWS.append((work, what, threads, seconds, note))
     t = "-" if threads is None else str(threads)
@@ -135,6 +147,13 @@ def torch_threads(nt):
         torch.set_num_threads(nt)
 
 
+def spmm_bytes(A, X):
+    """What A @ X moves: A's three arrays, an X row for each stored entry, the output."""
+    k = X.shape[1] if X.ndim == 2 else 1
+    return (A.indptr.nbytes + A.indices.nbytes + A.data.nbytes + A.nnz * k * X.itemsize
+            + A.shape[0] * k * X.itemsize)
+
+
 # ---- W1 -----------------------------------------------------------------------------------------------
 def w1(A, X, repeat, threads):
     out, t_scipy = {}, {}
@@ -143,7 +162,8 @@ def w1(A, X, repeat, threads):
         t_scipy[nt], t = median_times([lambda: A @ X, lambda: srcad.sparse.matmul(A, X)], repeat)
         out[nt] = t
         row("W1", "scipy csr_array @ X (runs alternating with the next row's)", 1, t_scipy[nt])
-        row("W1", "srcad.sparse.matmul(A, X)", nt, t, f"{t_scipy[nt] / t:5.2f}x scipy")
+        row("W1", "srcad.sparse.matmul(A, X)", nt, t,
+            f"{t_scipy[nt] / t:5.2f}x scipy, {gbs(spmm_bytes(A, X), t)}")
     if torch is not None:
         At = torch.sparse_csr_tensor(torch.from_numpy(A.indptr.astype(np.int64)),
                                      torch.from_numpy(A.indices.astype(np.int64)),
@@ -222,7 +242,9 @@ def w3(A, repeat, threads):
         t_p, t_g = median_times([lambda: row_max_loss(A, w), lambda: vg(A, w)], repeat)
         res[nt] = (t_np / t_red, t_g / t_p)
         row("W3", "np.maximum.reduceat(A.data, A.indptr[:-1]) (alternating)", 1, t_np)
-        row("W3", "srcad.sparse.reduce_max(A, axis=1)", nt, t_red, f"{t_np / t_red:5.2f}x reduceat")
+        moved = A.indptr.nbytes + A.data.nbytes + A.shape[0] * A.data.itemsize
+        row("W3", "srcad.sparse.reduce_max(A, axis=1)", nt, t_red,
+            f"{t_np / t_red:5.2f}x reduceat, {gbs(moved, t_red)} of {moved / 1e6:.0f} MB (warm: cache-sized)")
         row("W3", "  both cache-cold (gc.collect() before each run): numpy", 1, t_np_cold)
         row("W3", "  srcad", nt, t_cold, f"{t_np_cold / t_cold:5.2f}x reduceat cold")
         row("W3", "primal sum(reduce_max(A, axis=1) * w) (alternating)", nt, t_p)
@@ -325,7 +347,9 @@ def main():
     T = rng.normal(size=(n, k))
     lens = np.diff(A.indptr)
     print(f"A: {A.shape[0]} x {A.shape[1]}, {A.nnz} stored, row lengths min {lens.min()} median "
-          f"{int(np.median(lens))} max {lens.max()}; X {X.shape}\n")
+          f"{int(np.median(lens))} max {lens.max()}; X {X.shape}")
+    print(f"memory: one thread reads {read_bandwidth(2**26 if args.quick else 2**29, repeat) / 1e9:.1f} GB/s "
+          f"(np.sum over {(2**26 if args.quick else 2**29) >> 20} MiB)\n")
     t_scipy, w1_t = w1(A, X, repeat, threads)
     w2_r, mem = w2(A, X, T, repeat, threads)
     w3_r = w3(A, repeat, threads)
