@@ -348,8 +348,9 @@ def main():
     lens = np.diff(A.indptr)
     print(f"A: {A.shape[0]} x {A.shape[1]}, {A.nnz} stored, row lengths min {lens.min()} median "
           f"{int(np.median(lens))} max {lens.max()}; X {X.shape}")
-    print(f"memory: one thread reads {read_bandwidth(2**26 if args.quick else 2**29, repeat) / 1e9:.1f} GB/s "
-          f"(np.sum over {(2**26 if args.quick else 2**29) >> 20} MiB)\n")
+    probe = 2**26 if args.quick else 2**29          # bytes: far beyond the caches
+    print(f"memory: one thread reads {read_bandwidth(probe, repeat) / 1e9:.1f} GB/s "
+          f"(np.sum over {probe >> 20} MiB)\n")
     t_scipy, w1_t = w1(A, X, repeat, threads)
     w2_r, mem = w2(A, X, T, repeat, threads)
     w3_r = w3(A, repeat, threads)
