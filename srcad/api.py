@@ -12,7 +12,7 @@ from . import runtime as rt
 from . import tree as _tree
 from .errors import NonScalarOutputError, SrcadError
 from .frontend.callables import method_function, unpack_callable
-from .inputs import check_args
+from .inputs import check_args, check_coo_kept, unsorted_coo
 
 
 def _module(func, mode, wrt, row_sparse=(), variant="plain"):
@@ -113,7 +113,9 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
         fn = getattr(mod, f.__name__ + "_value_and_vjp")
         seed_name = list(cache.signature(fn).parameters)[-1]
         # one forward sweep: the generated code checks the output before its adjoint sweep
+        coo = unsorted_coo(args, kwargs)
         value, grads = _call_checked(fn, f, args, kwargs, seed_name, has_aux)
+        check_coo_kept(coo)
         return value, grads
     return wrapper
 
@@ -189,7 +191,9 @@ def vjp(f, *args, checkpoint=None):
     fn = getattr(mod, mod.srcad_main)
 
     def pullback(dy):
+        coo = unsorted_coo(args)
         grads = fn(*args, dy)
+        check_coo_kept(coo)
         out = [None] * len(args)
         for k, g in zip(idx, grads):
             out[k] = g

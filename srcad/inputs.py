@@ -162,3 +162,35 @@ def check_matrix_products(f, args):
             raise UnsupportedSyntaxError(
                 f"`{ltext} {op} {rtext}` with a scipy `_matrix` operand ({what} for those classes, "
                 f"while srcad differentiates `{op}` entrywise)", filename, line, col, fix)
+
+
+def unsorted_coo(args, kwargs=None):
+    """[(A, its coordinate arrays)] for every COO matrix among the arguments that is not in
+    canonical format. scipy sorts such a matrix in place in some of its methods (A.sum(),
+    A.max(), A.power(p) call sum_duplicates), so its stored order can change while the function
+    runs; `check_coo_kept` then refuses the result instead of pairing derivatives with the
+    wrong entries."""
+    found = []
+
+    def visit(x):
+        if sp.issparse(x):          # before the containers: a DOK matrix is a dict
+            if x.format == "coo" and not x.has_canonical_format:
+                found.append((x, (x.row.copy(), x.col.copy())))
+        elif isinstance(x, dict):
+            for v in x.values():
+                visit(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                visit(v)
+    visit(list(args) + list((kwargs or {}).values()))
+    return found
+
+
+def check_coo_kept(snapshot):
+    for A, (row, col) in snapshot:
+        if not (np.array_equal(A.row, row) and np.array_equal(A.col, col)):
+            raise InputError(
+                "a COO argument was not in canonical format (unsorted or with duplicate entries), and scipy "
+                "sorted it in place while the function ran (A.sum(), A.max() and A.power() do this), so its "
+                "entries changed order mid-computation and srcad cannot pair each derivative with its entry. "
+                "Canonicalise it before the call (A.sum_duplicates()), or pass A.tocsr().")

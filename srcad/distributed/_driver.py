@@ -132,7 +132,7 @@ def value_and_grad(f, wrt=0, client=None, reduce="sum", **options):
             futures.append(c.submit(_run_shard, prog_f, params_f, s, k, pure=False))
         sizes = c.gather(c.map(_result_bytes, futures, pure=False))
         n = len(futures)
-        while len(futures) > 1:               # a fixed tree: the same sums, in the same order, every run
+        while len(futures) > 1:               # a fixed tree: the same sums in the same order every run
             pairs = [c.submit(_combine, futures[i], futures[i + 1], pure=False)
                      for i in range(0, len(futures) - 1, 2)]
             futures = pairs + futures[len(futures) - len(futures) % 2:]

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SrcadError, UnsupportedSyntaxError
-from .inplace import desugar_inplace
+from .inplace import _loc, _text, desugar_inplace
 
 WHOLE, VIEW, ITEM = "whole", "view", "item"
 
@@ -169,18 +169,6 @@ def _basic_index(sl):
     parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
     return not any(isinstance(p, (ast.List, ast.ListComp, ast.Compare, ast.BoolOp)) or
                    isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Invert) for p in parts)
-
-
-def _text(node):
-    return ast.unparse(node)
-
-
-def _loc(new, old):
-    for n in ast.walk(new):
-        n.lineno, n.col_offset = old.lineno, old.col_offset
-        n.end_lineno = getattr(old, "end_lineno", old.lineno)
-        n.end_col_offset = getattr(old, "end_col_offset", old.col_offset)
-    return new
 
 
 @dataclass

@@ -9,7 +9,7 @@ import ast
 import types
 from dataclasses import dataclass, field
 
-from ..errors import MissingRuleError, SrcadError
+from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import lookup
 from .callables import transformable
 from .methods import is_user_method, method_call, method_of_object
@@ -28,6 +28,7 @@ class Op:
     operands: list = field(default_factory=list)  # [(param, name)] arguments that may carry derivatives
     callee: object = None                         # a user function, transformed too
     missing: str = None                           # a called function that has no rule
+    unsupported: tuple = None                     # (construct, hint): refused if it carries a derivative
     receiver: object = None                       # what a method callee takes first (an atom)
 
 
@@ -162,7 +163,8 @@ class Analysis:
         if isinstance(st, ast.Assign):
             t, rhs = st.targets[0], st.value
             if isinstance(t, ast.Subscript):
-                return Op("setitem", st, t.value.id, rhs, operands=_names([("v", rhs)]))
+                op = Op("setitem", st, t.value.id, rhs, operands=_names([("v", rhs)]))
+                return op
             op = Op("assign", st, t.id, rhs)
             if isinstance(rhs, ast.Name) and rhs.id in self.locals:
                 op.rule, op.bound = lookup("op:Copy"), {"x": rhs}
@@ -271,6 +273,8 @@ class Analysis:
         if op.missing:
             fn, line, col = self.parsed.where(op.node)
             raise MissingRuleError(op.missing, fn, line, col)
+        if op.unsupported:
+            raise UnsupportedSyntaxError(op.unsupported[0], *self.parsed.where(op.node), hint=op.unsupported[1])
         return op.rule is None or not op.rule.nondiff
 
     def check_mutations(self, mode="reverse"):

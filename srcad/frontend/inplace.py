@@ -17,6 +17,7 @@ def _text(node):
 
 
 def _loc(new, old):
+    """new with every node placed at old's position (rewritten code keeps the user's line)."""
     for n in ast.walk(new):
         n.lineno, n.col_offset = old.lineno, old.col_offset
         n.end_lineno = getattr(old, "end_lineno", old.lineno)

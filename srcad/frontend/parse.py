@@ -127,6 +127,17 @@ def lambda_def(func, filename):
     return node
 
 
+def _mangle_private_attributes(func, node):
+    """`self.__k` in a method body means `self._Class__k` (Python mangles private names inside a
+    class); the generated code runs outside the class, so it spells the mangled name. The class is
+    the one whose mangled spelling the compiled function itself uses."""
+    names = set(func.__code__.co_names)
+    scopes = [p for p in func.__qualname__.split(".")[:-1] if p != "<locals>" and p.strip("_")]
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr.startswith("__") and not n.attr.endswith("__"):
+            n.attr = next((m for m in ("_" + c.lstrip("_") + n.attr for c in reversed(scopes)) if m in names), n.attr)
+
+
 def parse_function(func):
     """Parse `func` into a `Parsed` whose line numbers match the file the function lives in."""
     func = inspect.unwrap(func)
@@ -160,6 +171,7 @@ def parse_function(func):
         check_def(func, start, node)
     ast.increment_lineno(node, start - 1)
     node.decorator_list = []
+    _mangle_private_attributes(func, node)
     receiver = getattr(func, "__srcad_receiver__", None)
     if receiver is not None and node.args.args:
         receiver = (node.args.args[0].arg,) + receiver + (getattr(func, "__srcad_instance__", None),)

@@ -674,7 +674,16 @@ def getitem(x, idx):
             and idx.size >= 1024 and idx.dtype.kind in "iu" and x.flags.c_contiguous
             and not x.dtype.hasobject):
         return _kernels.gather_rows(x, idx)
-    return x[idx]
+    try:
+        return x[idx]
+    except KeyError:
+        if type(x) is dict and type(idx) is int and not any(type(k) is int for k in x):
+            from ..errors import UnsupportedSyntaxError    # `for k in d:` runs as d[0], d[1], ...
+            raise UnsupportedSyntaxError(
+                "a for loop over a dict (srcad iterates a loop's sequence by position)",
+                hint="loop over the keys written out, `for k in (\"W\", \"b\"):`, or over a list of keys "
+                     "passed as an argument") from None
+        raise
 
 
 def outer(a, b):

@@ -249,7 +249,8 @@ class Reverse:
         parts = getattr(op.rule.user_vjp, "custom_fwd_bwd", None)
         if parts is None:
             return None
-        return tuple(self.unit.supply(f) for f in parts)
+        base = ast.unparse(op.rhs.func).split(".")[-1]
+        return tuple(self.unit.supply(f, f"{base}_{role}") for f, role in zip(parts, ("fwd", "bwd")))
 
     def callee_contributions(self, op, g, live, active):
         call = op.rhs

@@ -164,14 +164,17 @@ class Unit:
         kws = [ast.keyword(arg=p, value=a) for p, a in zip(names, args) if params[p].kind == params[p].KEYWORD_ONLY]
         return pos, kws
 
-    def supply(self, obj):
+    def supply(self, obj, fallback="supplied"):
         """A module-level name under which the generated module reaches obj (a function srcad
-        calls that the user's code does not name, such as a custom_vjp's fwd and bwd)."""
+        calls that the user's code does not name, such as a custom_vjp's fwd and bwd); `fallback`
+        when obj's own name is no identifier (a lambda)."""
         self.extra_env = getattr(self, "extra_env", {})
         for name, v in self.extra_env.items():
             if v is obj:
                 return name
-        base = getattr(obj, "__name__", "supplied")
+        base = getattr(obj, "__name__", fallback)
+        if not base.isidentifier() or keyword.iskeyword(base):
+            base = fallback
         name = self.fresh(base)
         while any(name in p.env and p.env[name] is not obj for p in self.parsed):
             name = self.fresh(base)     # the user's module means something else by this name
