@@ -240,3 +240,302 @@ def test_unsupported_dict_forms_are_named_errors(f, marker, construct, mode):
     err = info.value
     assert construct in str(err)
     assert err.filename == __file__ and err.lineno == _line(f, marker)
+
+
+# --- dicts passed in: a pytree of parameters, as JAX users hold them -----------------------------
+# srcad cannot tell from the code that an argument holds a dict: a loop over it runs over what
+# rt.loop_sequence gives at run time (a dict's keys, any other sequence itself).
+from collections import namedtuple  # noqa: E402
+
+from test_pytrees import _entries, assert_tree_close, fd_tree  # noqa: E402  (pytree FD, by hand)
+
+State = namedtuple("State", "params scale")
+
+
+def arg_loop_keys(params, x):
+    tot = 0.0
+    for k in params:
+        tot = tot + np.sum(params[k] ** 2) * np.sum(x)
+    return tot
+
+
+def arg_views_get_len_in(params, x):
+    tot = 0.0
+    for k, v in params.items():
+        tot = tot + np.sum(np.sin(v)) * (2.0 if k == "W" else 1.0)
+    for v in params.values():
+        tot = tot + np.sum(v) ** 2
+    vals = list(params.values())
+    b = params.get("b", 0.0)
+    return (tot + np.sum(vals[0]) * len(params) + ("W" in params) * np.sum(b * x[:2])
+            + params.get("missing", 1.5))
+
+
+def arg_string_keys(params, x):
+    tot = 0.0
+    for k in params:
+        label = k + "_scale"
+        if k.startswith("b"):
+            tot = tot + np.sum(params[k] * x[:2])
+        else:
+            tot = tot + np.sum(params[k]) * len(label)
+    return tot
+
+
+def arg_nested(params, x):
+    h = x[:2]
+    for name in params["layers"]:
+        layer = params["layers"][name]
+        h = np.tanh(layer["W"] @ h + layer["b"])
+    return np.sum(h ** 2) + sum(np.sum(v ** 2) for v in params["layers"]["l1"].values())
+
+
+def arg_update_comprehension(params, x):
+    new = {k: params[k] - 0.1 * params[k] ** 2 * np.sum(x) for k in params}
+    return sum(np.sum(v * v) for v in new.values())
+
+
+def arg_key_orders(params, x):
+    tot = 0.0
+    for k in sorted(params, reverse=True):
+        tot = tot * 0.5 + np.sum(params[k])
+    for i, k in enumerate(params):
+        tot = tot + i * np.sum(params[k])
+    for k, xv in zip(params, x):
+        tot = tot + xv * np.sum(params[k])
+    ks = list(params)
+    first, second = params
+    return tot + np.sum(params[ks[0]]) * len(ks) + np.sum(params[first] * 2.0) + len(second)
+
+
+def arg_int_keys(d, x):
+    # keys 1 and 0: a loop by position would read d[0], d[1] (values), not the keys
+    tot = 0.0
+    for k in d:
+        tot = tot + (k + 1.0) * np.sum(d[k] ** 2) * x[0]
+    return tot
+
+
+def arg_sorted_numbers(params, x):
+    s = sorted(x)
+    t = sorted(list(params["b"]) + [x[0]], reverse=True)
+    tot = 0.0
+    for j, v in enumerate(sorted(x * 2.0, key=abs)):
+        tot = tot + (j + 1.0) * v
+    return tot + s[0] * 2.0 + s[-1] * 3.0 + t[0] * t[1]
+
+
+def arg_namedtuple_of_dicts(state, x):
+    tot = 0.0
+    for k in state.params:
+        tot = tot + np.sum(state.params[k] * x[:2]) * state.scale
+    for k, v in state.params.items():
+        tot = tot + np.sum(v ** 2)
+    return tot
+
+
+def arg_list_of_pairs(pairs, x):
+    tot = 0.0
+    for W, b in pairs:
+        tot = tot + np.sum(np.tanh(W @ x[:2] + b))
+    return tot
+
+
+def _params(seed):
+    rng = np.random.default_rng(seed)
+    return {"W": rng.uniform(-1, 1, (2, 2)), "b": rng.uniform(-1, 1, 2)}
+
+
+def _nested(seed):
+    rng = np.random.default_rng(seed)
+    layer = lambda: {"W": rng.uniform(-1, 1, (2, 2)), "b": rng.uniform(-1, 1, 2)}  # noqa: E731
+    return {"layers": {"l1": layer(), "l2": layer()}}
+
+
+ARG_CASES = [
+    (arg_loop_keys, lambda: _params(40)),
+    (arg_views_get_len_in, lambda: _params(41)),
+    (arg_string_keys, lambda: _params(42)),
+    (arg_nested, lambda: _nested(43)),
+    (arg_update_comprehension, lambda: _params(44)),
+    (arg_key_orders, lambda: _params(45)),
+    (arg_int_keys, lambda: {1: vec(46, 2), 0: vec(47, 3)}),
+    (arg_sorted_numbers, lambda: _params(48)),
+    (arg_namedtuple_of_dicts, lambda: State(_params(49), 0.7)),
+    (arg_list_of_pairs, lambda: [(_params(50)["W"], _params(51)["b"]), (_params(52)["W"], _params(53)["b"])]),
+]
+ARG_IDS = [f.__name__ for f, _ in ARG_CASES]
+
+
+def _flat(tree):
+    return np.concatenate([np.ravel(leaf) for _, leaf in _entries(tree)])
+
+
+@pytest.mark.parametrize("f, make", ARG_CASES, ids=ARG_IDS)
+def test_dict_argument_reverse_matches_finite_differences(f, make):
+    args = (make(), vec(60, 4))
+    g_tree, g_x = srcad.grad(f, wrt=(0, 1))(*args)
+    want = fd_tree(f, args, 0)
+    assert_tree_close(g_tree, want, args[0])
+    assert_grad_close(f, args, g_x, wrt=1)
+
+
+@pytest.mark.parametrize("f, make", ARG_CASES, ids=ARG_IDS)
+def test_dict_argument_forward_matches_finite_differences(f, make):
+    args = (make(), vec(61, 4))
+    rng = np.random.default_rng(3)
+    t_tree = srcad.tree_map(lambda leaf: rng.standard_normal(np.shape(leaf)), args[0])
+    t_x = rng.standard_normal(4)
+    want_tree = fd_tree(f, args, 0)
+    want = sum(want_tree[p] @ np.ravel(_entries_at(t_tree, p)) for p, _ in _entries(args[0]))
+    want += numerical_grad(f, args, 1) @ t_x
+    y, y_dot = srcad.jvp(f, args, (t_tree, t_x))
+    np.testing.assert_allclose(y, f(*args))
+    np.testing.assert_allclose(float(y_dot), want, rtol=1e-5, atol=1e-6)
+
+
+def _entries_at(tree, path):
+    for p in path:
+        tree = tree[p]
+    return tree
+
+
+@pytest.mark.parametrize("f, make", ARG_CASES[:7], ids=ARG_IDS[:7])
+def test_dict_argument_second_order(f, make):
+    """hessian in x and hvp in the dict, against central differences of the gradient."""
+    params, x = make(), vec(62, 4, 0.2, 1.0)
+    eps = 1e-5
+    H = srcad.hessian(f, wrt=1)(params, x)
+    gx = srcad.grad(f, wrt=1)
+    for j in range(4):
+        e = np.zeros(4)
+        e[j] = eps
+        np.testing.assert_allclose(H[:, j], (gx(params, x + e) - gx(params, x - e)) / (2 * eps),
+                                   rtol=1e-4, atol=1e-6)
+    v = srcad.tree_map(lambda leaf: np.full(np.shape(leaf), 0.3), params)
+    hv = srcad.hvp(f, wrt=0)(params, x, v)
+    gp = srcad.grad(f, wrt=0)
+    shift = lambda s: srcad.tree_map(lambda p, d: p + s * d, params, v)  # noqa: E731
+    want = srcad.tree_map(lambda a, b: (a - b) / (2 * eps), gp(shift(eps), x), gp(shift(-eps), x))
+    np.testing.assert_allclose(_flat(hv), _flat(want), rtol=1e-4, atol=1e-6)
+
+
+class TinyMLP:
+    """A model holding its parameters in a dict of dicts, trained with srcad.grad of a method."""
+
+    def __init__(self, seed):
+        rng = np.random.default_rng(seed)
+        self.params = {"layer0": {"W": rng.normal(size=(3, 4)) * 0.5, "b": np.zeros(4)},
+                       "layer1": {"W": rng.normal(size=(4, 1)) * 0.5, "b": np.zeros(1)}}
+
+    def predict(self, params, X):
+        h = X
+        for name in params:
+            layer = params[name]
+            h = np.tanh(h @ layer["W"] + layer["b"])
+        return h[:, 0]
+
+    def loss(self, params, X, y):
+        return np.mean((self.predict(params, X) - y) ** 2)
+
+    def step(self, X, y, lr=0.5):
+        g = srcad.grad(self.loss)(self.params, X, y)
+        self.params = {name: {k: self.params[name][k] - lr * g[name][k] for k in self.params[name]}
+                       for name in self.params}
+        return g
+
+
+def test_class_model_with_dict_params_trains():
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(8, 3)), rng.normal(size=8)
+    model = TinyMLP(0)
+    losses = []
+    for step in range(4):
+        before = {n: dict(layer) for n, layer in model.params.items()}
+        losses.append(model.loss(model.params, X, y))
+        g = model.step(X, y)
+        if step in (0, 3):
+            assert_tree_close(g, fd_tree(lambda p: model.loss(p, X, y), (before,), 0), before)
+    assert losses[-1] < 0.8 * losses[0]
+
+
+def optax_like_step(p, g, lr):
+    new = {k: p[k] - lr * g[k] for k in p}
+    return sum(np.sum(v ** 2) for v in new.values())
+
+
+def test_update_loop_on_the_gradient_and_tree_map():
+    p = _params(70)
+    g = srcad.grad(arg_loop_keys)(p, vec(71, 4))
+    got = srcad.grad(optax_like_step, wrt=(0, 1))(p, g, 0.1)
+    for k in (0, 1):
+        assert_tree_close(got[k], fd_tree(optax_like_step, (p, g, 0.1), k), (p, g)[k])
+    doubled = srcad.tree_map(lambda a: 2.0 * a, got[0])
+    assert set(doubled) == set(p)
+    np.testing.assert_allclose(doubled["W"], 2.0 * got[0]["W"])
+
+
+def test_loop_over_an_argument_reads_keys_in_generated_code():
+    text = srcad.emit(arg_loop_keys)
+    assert "params_items = rt.loop_sequence(params)" in text
+
+
+# --- lists joined with `+` and repeated with `*` (the adjoint splits the cotangent between them) ----
+
+def joined_in_loop(x):
+    xs = []
+    for i in range(3):
+        xs = xs + [np.sin(x[i]) * (i + 1.0)]
+    return xs[0] * 1.0 + xs[1] * 10.0 + xs[2] ** 2 * 100.0
+
+
+def joined_lists_and_tuples(x):
+    a = list(x[:2] ** 2)
+    c = a + [x[2]]
+    t = (x[0],) + (x[1] * 2, np.cos(x[2]))
+    return c[0] * 1.0 + c[1] * c[2] + t[2] * 7.0 + t[1] * t[0]
+
+
+def repeated(x):
+    xs = [x[0] ** 2, x[1]] * 2
+    ys = 3 * [x[2] * x[0]]
+    zs = [0.0] * 2
+    return xs[0] + 2.0 * xs[1] * xs[2] + 3.0 * xs[3] + ys[0] * ys[2] + zs[1]
+
+
+SEQ_CASES = [joined_in_loop, joined_lists_and_tuples, repeated, arg_sorted_numbers]
+
+
+@pytest.mark.parametrize("f", SEQ_CASES)
+def test_joined_and_repeated_lists_match_finite_differences(f):
+    x = vec(80, 4, 0.2, 1.0)
+    args = (_params(81), x) if f is arg_sorted_numbers else (x,)
+    k = len(args) - 1
+    g = srcad.grad(f, wrt=k)(*args)
+    assert_grad_close(f, args, g, wrt=k)
+    t = np.random.default_rng(4).standard_normal(4)
+    tangents = tuple(srcad.tree_map(np.zeros_like, a) for a in args[:-1]) + (t,)
+    _, y_dot = srcad.jvp(f, args, tangents)
+    np.testing.assert_allclose(float(y_dot), numerical_grad(f, args, k) @ t, rtol=1e-5, atol=1e-6)
+    H = srcad.hessian(f, wrt=k)(*args)
+    eps = 1e-5
+    for j in range(4):
+        e = np.zeros(4)
+        e[j] = eps
+        hi, lo = list(args), list(args)
+        hi[k], lo[k] = x + e, x - e
+        np.testing.assert_allclose(H[:, j], (srcad.grad(f, wrt=k)(*hi) - srcad.grad(f, wrt=k)(*lo)) / (2 * eps),
+                                   rtol=1e-4, atol=1e-6)
+
+
+def joined_unshown(a, b):
+    c = a + b
+    return c[0] * 1.0 + c[1] * 2.0 + c[2] * 3.0
+
+
+def test_joining_lists_the_code_does_not_show_is_a_named_error():
+    with pytest.raises(srcad.UnsupportedSyntaxError) as info:
+        srcad.grad(joined_unshown, wrt=(0, 1))([1.0, 2.0], [3.0])
+    err = info.value
+    assert "joining lists or tuples with `+`" in str(err) and "list(a) + list(b)" in str(err)
+    assert err.filename == __file__ and err.lineno == _line(joined_unshown, "c = a + b")

@@ -51,8 +51,8 @@ CASES = [
 
 
 def _run_normalized(func, args):
-    _, fn, _ = prepare(func)
-    namespace = dict(func.__globals__)
+    parsed, fn, _ = prepare(func)
+    namespace = dict(parsed.env)        # the function's globals, and `rt` (srcad's runtime helpers)
     exec(compile(ast.unparse(fn), f"<normalized {func.__name__}>", "exec"), namespace)
     return namespace[fn.name](*args)
 

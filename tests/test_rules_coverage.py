@@ -108,6 +108,12 @@ PROBES = {
     rt.linalg.flip_trans: (rt.linalg.flip_trans, ["T", True]),
     sparse_ops.row_groups: (lambda a: _groups(sparse_ops.row_groups(a)), [P("sparse")]),
     sparse_ops.col_groups: (lambda a: _groups(sparse_ops.col_groups(a)), [P("sparse")]),
+    # string methods (a dict's keys): no float argument at all
+    ".startswith": (lambda s: s.startswith("b"), ["bias"]), ".endswith": (lambda s: s.endswith("s"), ["bias"]),
+    ".lower": (lambda s: s.lower(), ["W"]), ".upper": (lambda s: s.upper(), ["w"]),
+    ".strip": (lambda s: s.strip(), [" b "]), ".split": (lambda s: s.split("."), ["layer.W"]),
+    ".isdigit": (lambda s: s.isdigit(), ["12"]), ".isalpha": (lambda s: s.isalpha(), ["W"]),
+    ".isidentifier": (lambda s: s.isidentifier(), ["W"]),
 }
 
 _RANDOM = {np.random.rand, np.random.randn, np.random.randint, np.random.standard_normal, np.random.random}

@@ -74,6 +74,7 @@ class Normalizer:
         self.namer = Namer(self.locals | set(parsed.env))
         self.lifted = {}        # nested def name -> (lifted name, captured names, function)
         self.dicts, self.not_dicts = _dict_names(fn, parsed, self.locals)
+        self.sequences = _sequence_names(fn, self.params)
 
     # -- helpers ---------------------------------------------------------------------------
     def fail(self, node, what, hint=""):
@@ -137,6 +138,14 @@ class Normalizer:
         if isinstance(e, ast.BinOp):
             s1, a = self.atom(e.left, hint)
             s2, b = self.atom(e.right, hint)
+            if isinstance(e.op, ast.Add) and (self._shown_sequence(e.left) or self._shown_sequence(e.right)):
+                # `xs + [v]` joins lists: rt.concat's adjoint splits the cotangent between them
+                return s1 + s2, _loc(ast.Call(self.runtime_helper("concat"), [a, b], []), e)
+            if isinstance(e.op, ast.Mult):
+                # `[v] * n` repeats a list: rt.repeat's adjoint adds the copies' cotangents up
+                for seq, n, node in ((a, b, e.left), (b, a, e.right)):
+                    if self._shown_sequence(node) and not _constants(node):
+                        return s1 + s2, _loc(ast.Call(self.runtime_helper("repeat"), [seq, n], []), e)
             return s1 + s2, _loc(ast.BinOp(a, e.op, b), e)
         if isinstance(e, ast.UnaryOp):
             s, a = self.atom(e.operand, hint)
@@ -421,7 +430,13 @@ class Normalizer:
                         vals.append(a)
                 return s + sum((self.bind(t, v) for t, v in zip(target.elts, vals)), [])
             s, a = self.atom(value, "t")
-            if not isinstance(a, ast.Name) or a.id in self.params or any(
+            if isinstance(value, (ast.Name, ast.Subscript, ast.Attribute)) and not self._shown_not_dict(value):
+                # `k1, k2 = d` unpacks a dict's keys: a value whose type the code does not show
+                # goes through rt.loop_sequence (a dict's keys, any other sequence itself)
+                t = self.temp("packed")
+                s.append(_loc(assign(t, ast.Call(self.runtime_helper("loop_sequence"), [a], [])), value))
+                a = name(t)
+            elif not isinstance(a, ast.Name) or a.id in self.params or any(
                     isinstance(e, ast.Name) and e.id == a.id for e in target.elts):
                 t = self.temp("packed")
                 s.append(assign(t, a))
@@ -557,11 +572,44 @@ class Normalizer:
         if self._local_method(it, _DICT_VIEWS) and not it.args or isinstance(it, ast.Name) and it.id in self.dicts:
             return self.mapping_sequence(it)
         s, seq = self.atom(it, "seq")
-        if isinstance(seq, ast.Name) and seq.id in self.loop_rebinds:
+        if not self._shown_not_dict(it):
+            # a value whose type the code does not show (an argument, d["layer"], self.params):
+            # rt.loop_sequence gives a dict's keys, any other sequence itself
+            t = self.temp((seq.id if isinstance(seq, ast.Name) else "seq") + "_items")
+            call = ast.Call(self.runtime_helper("loop_sequence"), [seq], [])
+            s, seq = s + [_loc(assign(t, call), it)], name(t)
+        elif isinstance(seq, ast.Name) and seq.id in self.loop_rebinds:
             # `for t in v: v = ...` iterates over the original v: keep a reference to it
             t = self.temp(seq.id + "_items")
             s, seq = s + [assign(t, seq)], name(t)
         return s, ast.Call(name("len"), [seq], []), lambda k: ast.Subscript(seq, k, ast.Load())
+
+    def _shown_sequence(self, e):
+        """Does the code show that e is a list or tuple (a display, a comprehension, list(...),
+        tuple(...), sorted(...), or a name every assignment gives one)?"""
+        if isinstance(e, (ast.List, ast.Tuple, ast.ListComp)):
+            return True
+        if isinstance(e, ast.Call) and self.is_global_ref(e.func):
+            found, obj = self.resolve(e.func)
+            return found and obj in (builtins.list, builtins.tuple, builtins.sorted)
+        return isinstance(e, ast.Name) and e.id in self.sequences
+
+    def _shown_not_dict(self, it):
+        """Does the code show that a loop's sequence is no dict (a display, a comprehension, or a
+        name every assignment gives one)?"""
+        if isinstance(it, (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Constant)):
+            return True
+        return isinstance(it, ast.Name) and it.id in self.sequences
+
+    def runtime_helper(self, attr):
+        """A helper of srcad.runtime as normalized code calls it: `rt.<attr>`, as in generated code,
+        or under a name of its own when the function's module means something else by `rt`."""
+        from .. import runtime
+        if "rt" not in self.locals and self.parsed.env.setdefault("rt", runtime) is runtime:
+            return ast.Attribute(name("rt"), attr, ast.Load())
+        own = self.namer.fresh(attr)
+        self.parsed.env[own] = getattr(runtime, attr)
+        return name(own)
 
 
 def _dict_names(fn, parsed, locals_):
@@ -595,6 +643,34 @@ def _dict_names(fn, parsed, locals_):
                 t = node.target
                 others |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return dicts, others
+
+
+def _constants(e):
+    """A list or tuple display of constants only (`[0.0] * n` carries no derivative)."""
+    return isinstance(e, (ast.List, ast.Tuple)) and all(isinstance(v, ast.Constant) for v in e.elts)
+
+
+def _displays_a_sequence(v):
+    """A list or tuple display or comprehension, or one joined to something with `+`."""
+    if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+        return _displays_a_sequence(v.left) or _displays_a_sequence(v.right)
+    return isinstance(v, (ast.List, ast.Tuple, ast.ListComp))
+
+
+def _sequence_names(fn, params):
+    """Names every binding of which is a list or tuple display or comprehension (a loop over them
+    needs no run-time test for a dict)."""
+    shown, other = set(), set(params)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    (shown if _displays_a_sequence(node.value) else other).add(t.id)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.comprehension, ast.NamedExpr)):
+            other |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.arg)):
+            other.add(node.arg)
+    return shown - other
 
 
 def _lift(node, parsed, where):

@@ -131,7 +131,11 @@ defrule([np.einsum], "subscripts, *operands", (None, "rt.einsum_vjp(g, subscript
         (None, "rt.einsum_jvp(subscripts, operands, k, operands_dot)"))
 
 # ---- Python containers -------------------------------------------------------------------
-defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(g, x)", "list(x_dot)")
+# (of a dict: its keys, which carry no derivative)
+defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(rt.loop_sequence_vjp(g, x), x)",
+        "list(rt.loop_sequence_jvp(x_dot, x))")
+defrule(builtins.sorted, "x, key=None, reverse=False", "rt.sorted_vjp(g, x, key, reverse)",
+        "rt.sorted_jvp(x_dot, x, key, reverse)")
 # `x[idx]` with a variable index runs as rt.getitem, which copies the rows of a large integer-array
 # gather in parallel; constant indices and slices stay as written
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)",
@@ -315,6 +319,9 @@ defnondiff([len, range, int, bool, isinstance, print, round,
             np.any, np.all, np.count_nonzero, np.searchsorted,
             ".argmax", ".argmin", ".argsort", ".nonzero", ".any", ".all",
             ".shape", ".ndim", ".size", ".dtype", ".nnz", ".indices", ".indptr", ".row", ".col", ".keys"])
+# strings (a dict's keys, which a loop over a dict argument makes look active)
+defnondiff([".startswith", ".endswith", ".lower", ".upper", ".strip", ".split", ".isdigit",
+            ".isalpha", ".isidentifier"])
 # draws whose arguments are integers and shapes (np.random.normal(loc, scale) has no rule: its
 # draw moves with loc and scale; write loc + scale * np.random.standard_normal(size))
 defnondiff([np.random.default_rng, np.random.rand, np.random.randn, np.random.randint, np.random.seed,

@@ -114,6 +114,19 @@ defrule(rt.last, "xs_bar", None, "rt.last(xs_bar_dot)")
 defrule(rt.drop_last, "xs_bar", None, "rt.drop_last(xs_bar_dot)")
 defrule(".pop", "xs", None, "xs_dot.pop()")
 defrule(rt.saved_item, "x, key", None, ("rt.saved_item(x_dot, key)", "0"))
+# a loop over a value whose type the code does not show: a dict's keys carry no derivative
+defrule(rt.loop_sequence, "x", "rt.loop_sequence_vjp(g, x)", "rt.loop_sequence_jvp(x_dot, x)")
+defrule(rt.loop_sequence_vjp, "g, x", None, ("rt.loop_sequence_vjp(g_dot, x)", "0"))
+defrule(rt.loop_sequence_jvp, "x_dot, x", None, ("rt.loop_sequence_jvp(x_dot_dot, x)", "0"))
+defrule(rt.concat, "a, b", ("rt.concat_vjp(g, a, b, 0)", "rt.concat_vjp(g, a, b, 1)"),
+        ("rt.concat_jvp(a_dot, a, b, 0)", "rt.concat_jvp(b_dot, a, b, 1)"), jvp_join=True)
+defrule(rt.concat_vjp, "g, a, b, k", None, ("rt.concat_vjp(g_dot, a, b, k)", "0", "0"))
+defrule(rt.concat_jvp, "d, a, b, k", None, ("rt.concat_jvp(d_dot, a, b, k)", "0", "0"))
+defrule(rt.repeat, "xs, n", "rt.repeat_vjp(g, xs, n)", "rt.repeat_jvp(xs_dot, xs, n)")
+defrule(rt.repeat_vjp, "g, xs, n", None, ("rt.repeat_vjp(g_dot, xs, n)", "0", "0"))
+defrule(rt.repeat_jvp, "d, xs, n", None, ("rt.repeat_jvp(d_dot, xs, n)", "0", "0"))
+defrule(rt.sorted_vjp, "g, x, key=None, reverse=False", None, ("rt.sorted_vjp(g_dot, x, key, reverse)", "0"))
+defrule(rt.sorted_jvp, "x_dot, x, key=None, reverse=False", None, ("rt.sorted_jvp(x_dot_dot, x, key, reverse)", "0"))
 defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, axis2)", "np.swapaxes(x_dot, axis1, axis2)")
 
 defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shared_update, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar,

@@ -122,6 +122,11 @@ def unbroadcast(g, x):
         if sp.issparse(x) and sp.issparse(g):      # A + B, A * B: scipy may have dropped entries
             from .sparse_ops import check_covers
             check_covers(g, x)
+        if _is_seq(x) and _is_seq(g) and len(g) != len(x):
+            from ..errors import UnsupportedSyntaxError   # which part of the cotangent is x's: unknown
+            raise UnsupportedSyntaxError(
+                "joining lists or tuples with `+` (or repeating one with `*`) where the code does not show "
+                "they are lists", hint="write `list(a) + list(b)`, or build a repeated list with a comprehension")
         if not (sp.issparse(g) and isinstance(x, _DENSE)):
             return g
         g = np.asarray(g.sum()) if np.ndim(x) == 0 else g.toarray()   # s in A * s: a dense x's cotangent
@@ -674,16 +679,7 @@ def getitem(x, idx):
             and idx.size >= 1024 and idx.dtype.kind in "iu" and x.flags.c_contiguous
             and not x.dtype.hasobject):
         return _kernels.gather_rows(x, idx)
-    try:
-        return x[idx]
-    except KeyError:
-        if type(x) is dict and type(idx) is int and not any(type(k) is int for k in x):
-            from ..errors import UnsupportedSyntaxError    # `for k in d:` runs as d[0], d[1], ...
-            raise UnsupportedSyntaxError(
-                "a for loop over a dict (srcad iterates a loop's sequence by position)",
-                hint="loop over the keys written out, `for k in (\"W\", \"b\"):`, or over a list of keys "
-                     "passed as an argument") from None
-        raise
+    return x[idx]
 
 
 def outer(a, b):
@@ -956,7 +952,9 @@ def check_finite(v, name, where):
                             f"division by zero, a log or sqrt at 0, or an overflow on this line.")
 
 
-from .mappings import MISSING, restore_item, saved_item  # noqa: E402
+from .mappings import (MISSING, concat, concat_jvp, concat_vjp, loop_sequence,  # noqa: E402,F401
+                       loop_sequence_jvp, loop_sequence_vjp, repeat, repeat_jvp, repeat_vjp, restore_item,
+                       saved_item, sorted_jvp, sorted_vjp)
 from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, item_vjp,  # noqa: E402
                           sum_items_jvp, sum_items_vjp, tolist_jvp, tolist_vjp)
 from . import shapes  # noqa: E402,F401  (helpers of constructors and shape operations)

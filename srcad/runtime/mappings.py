@@ -1,5 +1,7 @@
-"""The tape of item writes into a dict built inside a differentiated function: a write may add
-a key, so what it replaced is either the old value or MISSING, and undoing it removes the key."""
+"""Dicts in differentiated code. The tape of item writes into a dict built inside the function:
+a write may add a key, so what it replaced is either the old value or MISSING, and undoing it
+removes the key. Loops over a value whose type the code does not show (a dict argument runs over
+its keys), `sorted`, whose order the adjoint follows back, and lists joined with `+` or repeated with `*`."""
 import numpy as np
 
 
@@ -29,3 +31,103 @@ def restore_item(d, key, old):
             d.pop(key, None)
         return
     d[key] = old
+
+
+def loop_sequence(x):
+    """What `for t in x` runs over when srcad cannot tell x's type from the code (an argument, a
+    subscript, an attribute): a dict's keys, as a list taken before the loop (keys carry no
+    derivative); any other sequence, itself."""
+    return list(x) if isinstance(x, dict) else x
+
+
+def loop_sequence_vjp(g, x):
+    """The cotangent of x from that of loop_sequence(x): none through a dict's keys."""
+    return 0.0 if isinstance(x, dict) else g
+
+
+def loop_sequence_jvp(x_dot, x):
+    """The tangent of loop_sequence(x): zeros for a dict's keys, else x's own tangent."""
+    return [0.0] * len(x) if isinstance(x, dict) else x_dot
+
+
+def _order(x, key, reverse):
+    """The positions of x's items in the order sorted(x, key=key, reverse=reverse) gives them
+    (Python's sort is stable, so sorting the positions by the same key gives the same order)."""
+    items = list(x)
+    pick = (lambda i: items[i]) if key is None else (lambda i: key(items[i]))
+    return sorted(range(len(items)), key=pick, reverse=reverse)
+
+
+def sorted_vjp(g, x, key=None, reverse=False):
+    """The cotangent of x from that of sorted(x): each item's back at its place (a dict's keys
+    carry none)."""
+    from . import _is_zero, as_cotangent
+    if isinstance(x, dict) or _is_zero(g):
+        return 0.0
+    out = [0.0] * len(x)
+    for j, i in enumerate(_order(x, key, reverse)):
+        out[i] = g[j]
+    if isinstance(x, np.ndarray):
+        return np.array([np.broadcast_to(v, x.shape[1:]) for v in out], dtype=np.result_type(x.dtype, float))
+    return as_cotangent(out, list(x))
+
+
+def sorted_jvp(x_dot, x, key=None, reverse=False):
+    """The tangent of sorted(x): the items' tangents in the sorted order (zeros for a dict's keys)."""
+    from . import tangent_list
+    if isinstance(x, dict):
+        return [0.0] * len(x)
+    parts = tangent_list(x_dot, list(x))
+    return [parts[i] for i in _order(x, key, reverse)]
+
+
+def concat(a, b):
+    """a + b for lists or tuples the code shows are sequences (`xs + [v]`)."""
+    return a + b
+
+
+def concat_vjp(g, a, b, k):
+    """The cotangent of a (k = 0) or b (k = 1) from that of a + b: its own part of g."""
+    from . import _is_zero
+    if _is_zero(g):
+        return g
+    if not isinstance(g, (list, tuple)):      # a + b of arrays or numbers: the sum's rule
+        from . import unbroadcast
+        return unbroadcast(g, (a, b)[k])
+    return list(g[:len(a)]) if k == 0 else list(g[len(a):])
+
+
+def concat_jvp(d, a, b, k):
+    """The part of (a + b)'s tangent that a's (k = 0) or b's (k = 1) tangent d gives."""
+    from . import tangent_list
+    if not isinstance(a, (list, tuple)):
+        return d
+    own = tangent_list(d, list((a, b)[k]))
+    zeros = tangent_list(None, list((a, b)[1 - k]))
+    return own + zeros if k == 0 else zeros + own
+
+
+def repeat(xs, n):
+    """xs * n for a list or tuple the code shows is one (`[v] * n`)."""
+    return xs * n
+
+
+def repeat_vjp(g, xs, n):
+    """The cotangent of xs from that of xs * n: the n copies' cotangents added up."""
+    from . import _is_zero, add, unbroadcast
+    if _is_zero(g):
+        return g
+    if not isinstance(g, (list, tuple)):      # an array or number times n: the product's rule
+        return unbroadcast(g * n, xs)
+    m, out = len(xs), 0.0
+    for j in range(max(int(n), 0)):
+        out = add(out, list(g[j * m:(j + 1) * m]))
+    return out if m and int(n) > 0 else 0.0
+
+
+def repeat_jvp(d, xs, n):
+    """The tangent of xs * n: xs's tangent repeated."""
+    from . import tangent_list
+    if not isinstance(xs, (list, tuple)):
+        return d * n
+    return tangent_list(d, list(xs)) * n
