@@ -250,3 +250,39 @@ class WithStoredFunction:
 
 def logspace_base(x):
     return np.sum(np.logspace(0.0, 1.0, 4, base=x[0] + 2.0))  # here
+
+
+def out_into_nested(x):
+    bufs = [np.zeros(4)]
+    np.sin(x, out=bufs[0][:])  # here
+    return np.sum(bufs[0])
+
+
+def out_with_where(x):
+    y = np.zeros(4)
+    np.sin(x, out=y, where=x > 0.4)  # here
+    return np.sum(y)
+
+
+def copyto_where(x):
+    y = np.zeros(4)
+    np.copyto(y, x, where=x > 0.4)  # here
+    return np.sum(y)
+
+
+def maybe_shared(x, s, flag):
+    if flag:
+        y = s
+    else:
+        y = x * 2.0
+    y += x  # here
+    return np.sum(y * s)
+
+
+def coo_sum(A, x):
+    return A.sum() * np.sum(x) + np.sum(A @ x)
+
+
+def joined_unshown(a, b):
+    c = a + b  # here
+    return c[0] * 1.0 + c[1] * 2.0 + c[2] * 3.0

@@ -104,14 +104,7 @@ SITES = _sites()
 
 # paths no case below reaches, each with the reason (keys as Site.key)
 NOT_RENDERED = {
-    # landed from other lanes at the last merge: a case for each is pending (listed so the check runs)
-    "srcad/frontend/inplace.py:fail:": "inplace's one raise; case pending",
-    "srcad/frontend/inplace.py:stmt:`np.copyto` with `where=` (`": "case pending",
-    "srcad/frontend/inplace.py:stmt:`out=` with `where=` (`": "case pending",
-    "srcad/frontend/inplace.py:target_of: into `": "case pending",
-    "srcad/inputs.py:check_coo_kept:a COO argument was not in canonical form": "case pending",
-    "srcad/runtime/__init__.py:getitem:a for loop over a dict (srcad iterates a": "case pending",
-    "srcad/runtime/__init__.py:refuse_shared_update:": "case pending",
+    "srcad/frontend/inplace.py:fail:": "inplace's one raise; every inplace case goes through it",
     # the helpers every frontend error goes through: reached by every frontend case
     "srcad/frontend/fence.py:fail:": "the fence's one raise; every fence case goes through it",
     "srcad/frontend/normalize.py:fail:": "normalize's one raise; every normalize case goes through it",
@@ -326,6 +319,11 @@ def _sparse(f, *args, wrt=0):
     return lambda: srcad.grad(f, wrt=wrt)(*args)
 
 
+def _unsorted_coo():
+    """A COO matrix with its entries out of order and a duplicate (A.sum() sorts it in place)."""
+    return sp.coo_array((np.array([1.0, 2.0, 3.0]), (np.array([1, 0, 1]), np.array([0, 1, 0]))), shape=(2, 4))
+
+
 def _stale_module(tmp_path):
     path = tmp_path / "stale_mod.py"
     path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x ** 2)\n")
@@ -378,6 +376,10 @@ CASES = [
     user(c.enumerate_start, "enumerate with a start value", "add the offset"),
     user(c.zip_strict, "zip with keyword arguments", "sequences only"),
     user(c.reversed_two, "this form of reversed", "reversed(xs)"),
+    # inplace (out=, np.copyto)
+    user(c.out_into_nested, "`out=` writing into `bufs[0][:]`", "write into a named array"),
+    user(c.out_with_where, "`out=` with `where=`", "np.where(mask, np.f(...), y)"),
+    user(c.copyto_where, "`np.copyto` with `where=`", "np.where(mask, v, y)"),
     # analyze
     user(c.max_with_key, "the call `max(x, key=abs)`", "register a rule of your own"),
     user(c.update_with_active, "`d.update(...)` with a differentiated argument", "item assignments"),
@@ -396,6 +398,12 @@ CASES = [
     user(c.wrong_call, "the call `helper_two(x, c=2.0)`", "Pass the arguments helper_two takes"),
     user(c.call_star_helper, "takes *args or **kwargs", "Name every parameter"),
     # runtime helpers, placed on the user line whose generated code was running
+    Case("shared_update", grad_of(c.maybe_shared, X, X.copy(), True), "`y += x` writing into `y`, which may be "
+         "the same array as `s`", "make it a copy where it is assigned", func=c.maybe_shared),
+    user(c.joined_unshown, "joining lists or tuples with `+`", "list(a) + list(b)", [1.0, 2.0], [3.0]),
+    Case("coo_sorted_while_running", lambda: srcad.grad(c.coo_sum)(_unsorted_coo(), X),
+         "a COO argument was not in canonical format", "A.sum_duplicates()", THIS_FILE,
+         marker="srcad.grad(c.coo_sum)(_unsorted_coo(), X)"),
     user(c.einsum_ellipsis, "np.einsum with '...'", "name every axis", A),
     user(c.einsum_trace, "letter repeated in one operand ('ii->')", "np.trace", A),
     Case("einsum_trace_args", grad_of(c.einsum_trace, A), "np.einsum with a letter repeated", "np.diagonal",
