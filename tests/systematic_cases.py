@@ -173,8 +173,16 @@ def b_dict(x, w):
     return np.sum(w * (d["a"] + d.get("b", x)))
 
 
+def b_joined_repeated_sorted(x, w):
+    xs = [x[0] ** 2, x[1]] + [np.sin(x[2])]
+    ys = [x[1] * x[0]] * 2
+    s = sorted(x * 1.5)
+    return np.sum(w * (xs[0] * xs[2] + xs[1] + ys[0] * ys[1] ** 2 + s[0] * s[-1] ** 2))
+
+
 CASES += [
     Case("dict_items", b_dict, (A((3,)), W)),
+    Case("lists_joined_repeated_sorted", b_joined_repeated_sorted, (A((4,), "distinct"), W)),
     Case("math_trig", m_trig, (F("unit"), W)),
     Case("math_exp_log", m_exp_log, (F("pos"), W)),
     Case("builtins_scalars", b_scalars, (F("away0"), F("small"), W), wrt=(0, 1)),
