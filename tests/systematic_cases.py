@@ -173,6 +173,12 @@ def b_dict(x, w):
     return np.sum(w * (d["a"] + d.get("b", x)))
 
 
+def b_dict_union(x, w):
+    d = {"a": x, "b": x ** 2} | {"b": np.sin(x), "c": x * 3.0}
+    d |= {"a": d["a"] * d["c"]}
+    return np.sum(w * (d["a"] * d["b"] + d["c"]))
+
+
 def b_joined_repeated_sorted(x, w):
     xs = [x[0] ** 2, x[1]] + [np.sin(x[2])]
     ys = [x[1] * x[0]] * 2
@@ -182,6 +188,7 @@ def b_joined_repeated_sorted(x, w):
 
 CASES += [
     Case("dict_items", b_dict, (A((3,)), W)),
+    Case("dict_union", b_dict_union, (A((3,)), W)),
     Case("lists_joined_repeated_sorted", b_joined_repeated_sorted, (A((4,), "distinct"), W)),
     Case("math_trig", m_trig, (F("unit"), W)),
     Case("math_exp_log", m_exp_log, (F("pos"), W)),

@@ -539,3 +539,92 @@ def test_joining_lists_the_code_does_not_show_is_a_named_error():
     err = info.value
     assert "joining lists or tuples with `+`" in str(err) and "list(a) + list(b)" in str(err)
     assert err.filename == __file__ and err.lineno == _line(joined_unshown, "c = a + b")
+
+
+# --- dicts as NumPy/JAX users write them (user trials) ----------------------------------------------
+
+def u_batch_dict(params, batch):
+    pred = batch["x"] @ params["W"] + params["b"]
+    return np.mean((pred - batch["y"]) ** 2)
+
+
+def u_list_of_layer_dicts(layers, x):
+    h = x
+    for layer in layers:
+        h = np.tanh(h @ layer["W"] + layer["b"])
+    return np.sum(h ** 2)
+
+
+def u_losses_dict(params, x):
+    losses = {k: np.sum(v ** 2) * np.sum(x) for k, v in params.items()}
+    return sum(losses.values()) + np.sum([np.sum(v ** 3) for v in params.values()])
+
+
+def u_union(params, x):
+    p = params | {"c": x[:2]}
+    p |= {"W": p["W"] * p["c"]}
+    return np.sum(p["c"] * p["b"]) + np.sum(np.sin(p["W"]))
+
+
+def u_flatten(params, x):
+    flat = np.concatenate([v.ravel() for v in params.values()])
+    n = sum(v.size for v in params.values())
+    return np.sum(flat ** 2) * x[0] + n
+
+
+def _l2(tree):
+    if isinstance(tree, dict):
+        return sum(_l2(v) for v in tree.values())
+    return np.sum(tree ** 2)
+
+
+def u_recursive_norm(params, x):
+    return _l2(params) * x[0] + np.sum(params["W"] @ x[:2])
+
+
+def u_any_key(params, x):
+    s = np.sum(params["W"] @ x[:2])
+    if any(k.startswith("b") for k in params):
+        s = s + np.sum(params["b"] ** 2)
+    return s
+
+
+def u_enumerate_items(params, x):
+    tot = 0.0
+    for i, (k, v) in enumerate(params.items()):
+        tot = tot + (i + 1.0) * np.sum(np.tanh(v)) * x[i]
+    return tot
+
+
+USER_CASES = [
+    (u_batch_dict, lambda: _params(90), lambda: {"x": vec(91, 10).reshape(5, 2), "y": vec(92, 10).reshape(5, 2)}),
+    (u_list_of_layer_dicts, lambda: [_params(93), _params(94)], lambda: vec(95, 2)),
+    (u_losses_dict, lambda: _params(96), lambda: vec(97, 4)),
+    (u_union, lambda: _params(98), lambda: vec(99, 4)),
+    (u_flatten, lambda: _params(100), lambda: vec(101, 4)),
+    (u_recursive_norm, lambda: _params(102), lambda: vec(103, 4)),
+    (u_any_key, lambda: _params(104), lambda: vec(105, 4)),
+    (u_enumerate_items, lambda: _params(106), lambda: vec(107, 4)),
+]
+USER_IDS = [f.__name__ for f, _, _ in USER_CASES]
+
+
+@pytest.mark.parametrize("f, make_p, make_x", USER_CASES, ids=USER_IDS)
+def test_user_style_dict_programs(f, make_p, make_x):
+    """grad of both arguments against finite differences, the tangent along a direction, and hvp
+    in the parameters against central differences of the gradient."""
+    args = (make_p(), make_x())
+    g = srcad.grad(f, wrt=(0, 1))(*args)
+    for k in (0, 1):
+        assert_tree_close(g[k], fd_tree(f, args, k), args[k])
+    rng = np.random.default_rng(8)
+    t = tuple(srcad.tree_map(lambda leaf: rng.standard_normal(np.shape(leaf)), a) for a in args)
+    want = sum(fd_tree(f, args, k)[p] @ np.ravel(_entries_at(t[k], p)) for k in (0, 1) for p, _ in _entries(args[k]))
+    _, y_dot = srcad.jvp(f, args, t)
+    np.testing.assert_allclose(float(y_dot), want, rtol=1e-5, atol=1e-6)
+    eps = 1e-5
+    hv = srcad.hvp(f, wrt=0)(*args, t[0])
+    gp = srcad.grad(f, wrt=0)
+    shift = lambda s: srcad.tree_map(lambda a, d: a + s * d, args[0], t[0])  # noqa: E731
+    want = srcad.tree_map(lambda a, b: (a - b) / (2 * eps), gp(shift(eps), args[1]), gp(shift(-eps), args[1]))
+    np.testing.assert_allclose(_flat(hv), _flat(want), rtol=1e-4, atol=1e-6)

@@ -108,6 +108,10 @@ PROBES = {
     rt.linalg.flip_trans: (rt.linalg.flip_trans, ["T", True]),
     sparse_ops.row_groups: (lambda a: _groups(sparse_ops.row_groups(a)), [P("sparse")]),
     sparse_ops.col_groups: (lambda a: _groups(sparse_ops.col_groups(a)), [P("sparse")]),
+    # operators on integers and masks, and floor division
+    "op:FloorDiv": (lambda a, b: a // b, [P(), P((), "pos")]), "op:BitAnd": (lambda a, b: a & b, [6, 3]),
+    "op:BitXor": (lambda a, b: a ^ b, [6, 3]), "op:LShift": (lambda a, b: a << b, [6, 2]),
+    "op:RShift": (lambda a, b: a >> b, [6, 1]), "op:Invert": (lambda a: ~a, [6]),
     # string methods (a dict's keys): no float argument at all
     ".startswith": (lambda s: s.startswith("b"), ["bias"]), ".endswith": (lambda s: s.endswith("s"), ["bias"]),
     ".lower": (lambda s: s.lower(), ["W"]), ".upper": (lambda s: s.upper(), ["w"]),

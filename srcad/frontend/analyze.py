@@ -199,6 +199,7 @@ class Analysis:
                 return op       # constants, globals, comparisons: no derivative
             if op.rule is None:
                 op.missing = type(rhs.op).__name__ if hasattr(rhs, "op") else ast.unparse(rhs)
+                op.operands = _names(list(op.bound.items()))   # an active operand raises, never a silent zero
                 return op
             if not op.rule.nondiff:
                 op.operands = _names(list(op.bound.items()))

@@ -136,6 +136,9 @@ defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(rt.loop_sequence_
         "list(rt.loop_sequence_jvp(x_dot, x))")
 defrule(builtins.sorted, "x, key=None, reverse=False", "rt.sorted_vjp(g, x, key, reverse)",
         "rt.sorted_jvp(x_dot, x, key, reverse)")
+# `a | b`: the union of two dicts (b's value wins at a shared key); of integers or masks, no derivative
+defrule("op:BitOr", "x, y", ("rt.union_vjp(g, x, y, 0)", "rt.union_vjp(g, x, y, 1)"),
+        ("rt.union_jvp(x_dot, x, y, 0)", "rt.union_jvp(y_dot, x, y, 1)"), jvp_join=True)
 # `x[idx]` with a variable index runs as rt.getitem, which copies the rows of a large integer-array
 # gather in parallel; constant indices and slices stay as written
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)",
@@ -319,6 +322,8 @@ defnondiff([len, range, int, bool, isinstance, print, round,
             np.any, np.all, np.count_nonzero, np.searchsorted,
             ".argmax", ".argmin", ".argsort", ".nonzero", ".any", ".all",
             ".shape", ".ndim", ".size", ".dtype", ".nnz", ".indices", ".indptr", ".row", ".col", ".keys"])
+# the other operators on integers and masks (`i // 2`, `m & n`, `~m`), and `x // y`, flat almost everywhere
+defnondiff(["op:FloorDiv", "op:BitAnd", "op:BitXor", "op:LShift", "op:RShift", "op:Invert"])
 # strings (a dict's keys, which a loop over a dict argument makes look active)
 defnondiff([".startswith", ".endswith", ".lower", ".upper", ".strip", ".split", ".isdigit",
             ".isalpha", ".isidentifier"])

@@ -128,6 +128,8 @@ defrule(rt.concat_jvp, "d, a, b, k", None, ("rt.concat_jvp(d_dot, a, b, k)", "0"
 defrule(rt.repeat, "xs, n", "rt.repeat_vjp(g, xs, n)", "rt.repeat_jvp(xs_dot, xs, n)")
 defrule(rt.repeat_vjp, "g, xs, n", None, ("rt.repeat_vjp(g_dot, xs, n)", "0", "0"))
 defrule(rt.repeat_jvp, "d, xs, n", None, ("rt.repeat_jvp(d_dot, xs, n)", "0", "0"))
+defrule(rt.union_vjp, "g, x, y, k", None, ("rt.union_vjp(g_dot, x, y, k)", "0", "0", "0"))
+defrule(rt.union_jvp, "d, x, y, k", None, ("rt.union_jvp(d_dot, x, y, k)", "0", "0", "0"))
 defrule(rt.sorted_vjp, "g, x, key=None, reverse=False", None, ("rt.sorted_vjp(g_dot, x, key, reverse)", "0"))
 defrule(rt.sorted_jvp, "x_dot, x, key=None, reverse=False", None, ("rt.sorted_jvp(x_dot_dot, x, key, reverse)", "0"))
 defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, axis2)", "np.swapaxes(x_dot, axis1, axis2)")

@@ -46,7 +46,10 @@ def _is_namedtuple(v):
 
 
 def _float_dtype(x):
-    dt = np.result_type(x)
+    if isinstance(x, (list, tuple)):    # np.result_type would read a list as a structured dtype's fields
+        dt = np.result_type(*[_float_dtype(v) for v in x]) if len(x) else np.dtype(np.float64)
+    else:
+        dt = np.result_type(x)
     return dt if np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating) else np.float64
 
 
@@ -754,6 +757,8 @@ def index_jvp(x_dot, x, idx):
     if sp.issparse(x):
         from .sparse_struct import index_jvp as sparse_index_jvp
         return sparse_index_jvp(x_dot, x, idx)
+    if _is_map(x_dot) and idx not in x_dot:    # a dict's tangent holds only the keys something reached
+        return zeros_like(x[idx])
     if _is_seq(x_dot) or _is_map(x_dot):
         return x_dot[idx]
     return np.broadcast_to(x_dot, np.shape(x))[idx]
@@ -954,7 +959,7 @@ def check_finite(v, name, where):
 
 from .mappings import (MISSING, concat, concat_jvp, concat_vjp, loop_sequence,  # noqa: E402,F401
                        loop_sequence_jvp, loop_sequence_vjp, repeat, repeat_jvp, repeat_vjp, restore_item,
-                       saved_item, sorted_jvp, sorted_vjp)
+                       saved_item, sorted_jvp, sorted_vjp, union_jvp, union_vjp)
 from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, item_vjp,  # noqa: E402
                           sum_items_jvp, sum_items_vjp, tolist_jvp, tolist_vjp)
 from . import shapes  # noqa: E402,F401  (helpers of constructors and shape operations)

@@ -1,7 +1,8 @@
 """Dicts in differentiated code. The tape of item writes into a dict built inside the function:
 a write may add a key, so what it replaced is either the old value or MISSING, and undoing it
 removes the key. Loops over a value whose type the code does not show (a dict argument runs over
-its keys), `sorted`, whose order the adjoint follows back, and lists joined with `+` or repeated with `*`."""
+its keys), `sorted`, whose order the adjoint follows back, lists joined with `+` or repeated with
+`*`, and dicts joined with `|`."""
 import numpy as np
 
 
@@ -131,3 +132,22 @@ def repeat_jvp(d, xs, n):
     if not isinstance(xs, (list, tuple)):
         return d * n
     return tangent_list(d, list(xs)) * n
+
+
+def union_vjp(g, x, y, k):
+    """The cotangent of x (k = 0) or y (k = 1) from that of x | y: the keys whose value came from
+    it (y's value wins at a key both have). For integers and masks, none."""
+    from . import _is_zero
+    if _is_zero(g) or not isinstance(x, dict):
+        return 0.0 if not isinstance(x, dict) else g
+    own = x if k == 0 else y
+    return {key: g[key] for key in own if key in g and (k == 1 or key not in y)}
+
+
+def union_jvp(d, x, y, k):
+    """The part of (x | y)'s tangent that x's (k = 0) or y's (k = 1) tangent d gives."""
+    from . import _is_zero
+    if _is_zero(d) or not isinstance(x, dict):
+        return 0.0
+    own = x if k == 0 else y
+    return {key: d[key] for key in own if key in d and (k == 1 or key not in y)}

@@ -20,7 +20,7 @@ from ..frontend.normalize import normalize
 from ..frontend.parse import parse_function
 from .compile import is_generated
 from .fuse import fuse
-from ..syntax import names_read
+from ..syntax import Namer, names_read
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
 
@@ -192,7 +192,8 @@ class Unit:
         if key not in self.callees:
             self.add_primal(func)
             name = self.fresh(_identifier(_base_name(func)) + "_vjp")
-            seed = f"{func.__name__}_bar"
+            # the seed's name as reverse() gives it (`_l2` -> `l2_bar`): a recursive call uses it
+            seed = Namer(()).fresh(f"{func.__name__}_bar")
             self.callees[key] = (name, seed)
             wrt = act_params if len(act_params) > 1 else act_params[0]     # by name: keyword-only too
             _, seed = self.reverse(func, wrt, top_level=False, name=name)
