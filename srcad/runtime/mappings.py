@@ -3,6 +3,8 @@ a write may add a key, so what it replaced is either the old value or MISSING, a
 removes the key. Loops over a value whose type the code does not show (a dict argument runs over
 its keys), `sorted`, whose order the adjoint follows back, lists joined with `+` or repeated with
 `*`, and dicts joined with `|`."""
+from collections.abc import Mapping
+
 import numpy as np
 
 
@@ -36,19 +38,19 @@ def restore_item(d, key, old):
 
 def loop_sequence(x):
     """What `for t in x` runs over when srcad cannot tell x's type from the code (an argument, a
-    subscript, an attribute): a dict's keys, as a list taken before the loop (keys carry no
-    derivative); any other sequence, itself."""
-    return list(x) if isinstance(x, dict) else x
+    subscript, an attribute): a dict's (any mapping's) keys, as a list taken before the loop (keys
+    carry no derivative); any other sequence, itself."""
+    return list(x) if isinstance(x, Mapping) else x
 
 
 def loop_sequence_vjp(g, x):
     """The cotangent of x from that of loop_sequence(x): none through a dict's keys."""
-    return 0.0 if isinstance(x, dict) else g
+    return 0.0 if isinstance(x, Mapping) else g
 
 
 def loop_sequence_jvp(x_dot, x):
     """The tangent of loop_sequence(x): zeros for a dict's keys, else x's own tangent."""
-    return [0.0] * len(x) if isinstance(x, dict) else x_dot
+    return [0.0] * len(x) if isinstance(x, Mapping) else x_dot
 
 
 def _order(x, key, reverse):
