@@ -183,7 +183,8 @@ def b_joined_repeated_sorted(x, w):
     xs = [x[0] ** 2, x[1]] + [np.sin(x[2])]
     ys = [x[1] * x[0]] * 2
     s = sorted(x * 1.5)
-    return np.sum(w * (xs[0] * xs[2] + xs[1] + ys[0] * ys[1] ** 2 + s[0] * s[-1] ** 2))
+    zs = [x[0], x[1] ** 2, 1.0, x[3]] * np.cos(x)      # a list times an array: NumPy's product
+    return np.sum(w * (xs[0] * xs[2] + xs[1] + ys[0] * ys[1] ** 2 + s[0] * s[-1] ** 2 + np.sum(zs ** 2)))
 
 
 CASES += [

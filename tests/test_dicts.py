@@ -503,7 +503,15 @@ def repeated(x):
     return xs[0] + 2.0 * xs[1] * xs[2] + 3.0 * xs[3] + ys[0] * ys[2] + zs[1]
 
 
-SEQ_CASES = [joined_in_loop, joined_lists_and_tuples, repeated, arg_sorted_numbers]
+def list_display_with_arrays(x):
+    # a list joined to or multiplied by an array is NumPy's sum or product, entry by entry
+    y = [x[0] * 2.0, 1.0, x[1] ** 2, 0.5] + x
+    z = [1.0, 2.0, 3.0, 4.0] + np.sin(x)
+    a = [x[0], x[1] ** 2, 1.0, x[3]]
+    return np.sum(y * z) + np.sum((a * np.cos(x)) ** 2)
+
+
+SEQ_CASES = [joined_in_loop, joined_lists_and_tuples, repeated, arg_sorted_numbers, list_display_with_arrays]
 
 
 @pytest.mark.parametrize("f", SEQ_CASES)

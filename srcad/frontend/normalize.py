@@ -641,9 +641,7 @@ def _constants(e):
 
 
 def _displays_a_sequence(v):
-    """A list or tuple display or comprehension, or one joined to something with `+`."""
-    if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
-        return _displays_a_sequence(v.left) or _displays_a_sequence(v.right)
+    """A list or tuple display or comprehension (`[a, b] + x` is an array when x is one)."""
     return isinstance(v, (ast.List, ast.Tuple, ast.ListComp))
 
 

@@ -125,9 +125,16 @@ defrule(rt.concat, "a, b", ("rt.concat_vjp(g, a, b, 0)", "rt.concat_vjp(g, a, b,
         ("rt.concat_jvp(a_dot, a, b, 0)", "rt.concat_jvp(b_dot, a, b, 1)"), jvp_join=True)
 defrule(rt.concat_vjp, "g, a, b, k", None, ("rt.concat_vjp(g_dot, a, b, k)", "0", "0"))
 defrule(rt.concat_jvp, "d, a, b, k", None, ("rt.concat_jvp(d_dot, a, b, k)", "0", "0"))
-defrule(rt.repeat, "xs, n", "rt.repeat_vjp(g, xs, n)", "rt.repeat_jvp(xs_dot, xs, n)")
-defrule(rt.repeat_vjp, "g, xs, n", None, ("rt.repeat_vjp(g_dot, xs, n)", "0", "0"))
-defrule(rt.repeat_jvp, "d, xs, n", None, ("rt.repeat_jvp(d_dot, xs, n)", "0", "0"))
+defrule(rt.repeat, "xs, times", ("rt.repeat_vjp(g, xs, times)", "rt.repeat_vjp_times(g, xs, times)"),
+        ("rt.repeat_jvp(xs_dot, xs, times)", "rt.repeat_jvp_times(times_dot, xs, times)"), jvp_join=True)
+defrule(rt.repeat_vjp, "g, xs, times", None,
+        ("rt.repeat_vjp(g_dot, xs, times)", "0", "rt.repeat_vjp(g, xs, times_dot)"))
+defrule(rt.repeat_vjp_times, "g, xs, times", None,
+        ("rt.repeat_vjp_times(g_dot, xs, times)", "rt.repeat_vjp_times(g, xs_dot, times)", "0"))
+defrule(rt.repeat_jvp, "d, xs, times", None,
+        ("rt.repeat_jvp(d_dot, xs, times)", "0", "rt.repeat_jvp(d, xs, times_dot)"))
+defrule(rt.repeat_jvp_times, "d, xs, times", None,
+        ("rt.repeat_jvp_times(d_dot, xs, times)", "rt.repeat_jvp_times(d, xs_dot, times)", "0"))
 defrule(rt.union_vjp, "g, x, y, k", None, ("rt.union_vjp(g_dot, x, y, k)", "0", "0", "0"))
 defrule(rt.union_jvp, "d, x, y, k", None, ("rt.union_jvp(d_dot, x, y, k)", "0", "0", "0"))
 defrule(rt.sorted_vjp, "g, x, key=None, reverse=False", None, ("rt.sorted_vjp(g_dot, x, key, reverse)", "0"))

@@ -958,7 +958,8 @@ def check_finite(v, name, where):
 
 
 from .mappings import (MISSING, concat, concat_jvp, concat_vjp, loop_sequence,  # noqa: E402,F401
-                       loop_sequence_jvp, loop_sequence_vjp, repeat, repeat_jvp, repeat_vjp, restore_item,
+                       loop_sequence_jvp, loop_sequence_vjp, repeat, repeat_jvp, repeat_jvp_times, repeat_vjp,
+                       repeat_vjp_times, restore_item,
                        saved_item, sorted_jvp, sorted_vjp, union_jvp, union_vjp)
 from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, item_vjp,  # noqa: E402
                           sum_items_jvp, sum_items_vjp, tolist_jvp, tolist_vjp)

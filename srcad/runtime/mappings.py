@@ -103,37 +103,60 @@ def concat_vjp(g, a, b, k):
 def concat_jvp(d, a, b, k):
     """The part of (a + b)'s tangent that a's (k = 0) or b's (k = 1) tangent d gives."""
     from . import tangent_list
-    if not isinstance(a, (list, tuple)):
-        return d
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
+        return d        # [1.0, 2.0] + x with an array x: NumPy adds them, entry by entry
     own = tangent_list(d, list((a, b)[k]))
     zeros = tangent_list(None, list((a, b)[1 - k]))
     return own + zeros if k == 0 else zeros + own
 
 
+def _repeats(xs, n):
+    """Is xs * n a repetition (a list or tuple times an integer), not NumPy's product?"""
+    return isinstance(xs, (list, tuple)) and isinstance(n, (int, np.integer)) and not isinstance(n, bool)
+
+
 def repeat(xs, n):
-    """xs * n for a list or tuple the code shows is one (`[v] * n`)."""
+    """xs * n where the code shows xs is a list or tuple (`[v] * n`); NumPy's product when n is
+    an array (`[a, b] * z`)."""
     return xs * n
 
 
 def repeat_vjp(g, xs, n):
-    """The cotangent of xs from that of xs * n: the n copies' cotangents added up."""
+    """The cotangent of xs from that of xs * n: the n copies' cotangents added up (for NumPy's
+    product, g * n brought back to xs's shape)."""
     from . import _is_zero, add, unbroadcast
     if _is_zero(g):
         return g
-    if not isinstance(g, (list, tuple)):      # an array or number times n: the product's rule
+    if not _repeats(xs, n):
         return unbroadcast(g * n, xs)
     m, out = len(xs), 0.0
-    for j in range(max(int(n), 0)):
+    for j in range(n):
         out = add(out, list(g[j * m:(j + 1) * m]))
-    return out if m and int(n) > 0 else 0.0
+    return out
+
+
+def repeat_vjp_times(g, xs, n):
+    """The cotangent of n from that of xs * n: none for a repetition, else the product's."""
+    from . import _is_zero, unbroadcast
+    if _is_zero(g) or _repeats(xs, n):
+        return 0.0
+    return unbroadcast(g * np.asarray(xs), n)
 
 
 def repeat_jvp(d, xs, n):
-    """The tangent of xs * n: xs's tangent repeated."""
-    from . import tangent_list
-    if not isinstance(xs, (list, tuple)):
-        return d * n
+    """The tangent of xs * n from xs's: repeated (for NumPy's product, d * n)."""
+    from . import _is_zero, tangent_list
+    if not _repeats(xs, n):
+        return d if _is_zero(d) else d * n
     return tangent_list(d, list(xs)) * n
+
+
+def repeat_jvp_times(d, xs, n):
+    """The tangent of xs * n from n's: none for a repetition, else d * xs."""
+    from . import _is_zero
+    if _is_zero(d) or _repeats(xs, n):
+        return 0.0
+    return d * np.asarray(xs)
 
 
 def union_vjp(g, x, y, k):
