@@ -101,7 +101,7 @@ def prog_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("srcad_sparse_second_order_programs")
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
+@settings(max_examples=25, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large, HealthCheck.large_base_example])
 @given(program=programs(sparse=True, extended=False), seed=st.integers(0, 2 ** 32 - 1))

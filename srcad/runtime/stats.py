@@ -3,8 +3,9 @@ np.percentile, np.quantile) and covariances (np.cov, np.corrcoef).
 
 Order statistics are piecewise linear in x: with the reduced entries sorted, the q-quantile is
 (1 - t) x_(lo) + t x_(hi) at position q (n - 1) = lo + t (NumPy's default 'linear' method), so
-its derivative goes to the (at most two) selected entries, with weights 1 - t and t. Those
-weights are piecewise constant in x: the second derivative w.r.t. x is zero.
+its derivative goes to the (at most two) selected entries, with weights 1 - t and t (at a tie,
+shared evenly by the equal entries). Those weights are piecewise constant in x: the second
+derivative w.r.t. x is zero.
 
 A covariance is bilinear in its observations: with X the variables as rows (y's rows after
 m's) and Xc = X - mean(X, axis=1), cov = Xc Xc^T / (N - ddof). Its helpers are linear in each
@@ -63,9 +64,27 @@ def _weights(x, q, axis, method, scale):
     for i in np.ndindex(qf.shape):
         ws[i + (Ellipsis, lo[i])] += 1.0 - t[i]
         ws[i + (Ellipsis, hi[i])] += t[i]
+    ws = _share_ties(ws, np.take_along_axis(xm, order, axis=-1))
     w = np.zeros_like(ws)
     np.put_along_axis(w, np.broadcast_to(order, ws.shape), ws, axis=-1)
     return w, xm, rest, axes
+
+
+def _share_ties(ws, xs):
+    """Weights ws of sorted values xs (last axis) spread evenly over each run of equal values: at a
+    tie the derivative is the mean of the one-sided ones (as for np.max)."""
+    n = xs.shape[-1]
+    if n < 2 or not np.any(xs[..., 1:] == xs[..., :-1]):
+        return ws
+    start = np.concatenate([np.ones(xs.shape[:-1] + (1,), bool), xs[..., 1:] != xs[..., :-1]], axis=-1)
+    run = np.cumsum(start, axis=-1) - 1                      # the run each sorted position is in
+    flat = run + n * np.arange(int(np.prod(xs.shape[:-1], dtype=int))).reshape(xs.shape[:-1] + (1,))
+    count = np.bincount(flat.ravel(), minlength=flat.size)
+    out = np.empty_like(ws)
+    for i in np.ndindex(ws.shape[:ws.ndim - xs.ndim]):
+        total = np.bincount(flat.ravel(), weights=ws[i].ravel(), minlength=flat.size)
+        out[i] = (total / np.maximum(count, 1))[flat]
+    return out
 
 
 def quantile_vjp(g, x, q, axis=None, keepdims=False, method="linear", scale=1.0):
