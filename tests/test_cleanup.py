@@ -5,16 +5,14 @@ finite differences."""
 import ast
 import os
 import re
-import sys
 import textwrap
 
 import numpy as np
-import pytest
 
 import srcad
 from srcad.transform.cleanup import Cleanup, cleanup
 from srcad.transform.emit import unparse_with_comments
-from srcad.transform.templates import comment
+from srcad.syntax import comment
 
 from fdcheck import numerical_grad
 

@@ -17,7 +17,7 @@ branches    no empty `else`, no `if` whose branches are both empty, no loop with
 import ast
 import builtins
 
-from .templates import is_comment
+from ..syntax import is_comment
 
 # runtime helpers that update their first argument in place when only the caller's variable holds
 # it (srcad/runtime: add, add_at, zero_at check sys.getrefcount): the argument is consumed there
