@@ -50,6 +50,7 @@ _UNSUPPORTED = (ast.Try, ast.With, ast.AsyncWith, ast.Global, ast.Nonlocal, ast.
                 ast.AsyncFunctionDef, ast.Delete, ast.Yield, ast.YieldFrom, ast.Await, ast.Match,
                 ast.AsyncFor, ast.Import, ast.ImportFrom) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _UNSUPPORTED_SET = frozenset(_UNSUPPORTED)
+_NESTED_SCOPES = frozenset({ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 _SCOPES = (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _ODD = frozenset({ast.Break, ast.Continue, ast.Return, ast.Raise, *_SCOPES})
 _FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -90,7 +91,7 @@ class Cleanup:
         self.fn = fn
         self.primal_ran = primal_ran
         self.params = {a.arg for a in _all_args(fn.args)}
-        self.local_names = self.params | _stores_in(fn.body)
+        self.local_names = set(self.params)     # (run adds every name fn binds)
         self.pinned = set()          # names read by nested scopes: always live, never renamed
         self.adjoint = set()         # ids of statements in the adjoint part
         self.live_after = {}         # id(statement) -> bit mask of the names live after it
@@ -99,14 +100,22 @@ class Cleanup:
 
     # -- driver --------------------------------------------------------------------------------
     def run(self) -> ast.FunctionDef:
-        kinds = {type(n) for n in ast.walk(self.fn)}
+        kinds, self.consumed, defs = set(), set(), 0
+        for n in ast.walk(self.fn):        # one walk: constructs, bound names, in-place helpers' arguments
+            t = type(n)
+            kinds.add(t)
+            defs += t is ast.FunctionDef
+            if t is ast.Name and type(n.ctx) is not ast.Load:
+                self.local_names.add(n.id)
+            elif t is ast.Call and _rt_helper(n) in _CONSUMING and n.args and isinstance(n.args[0], ast.Name):
+                self.consumed.add(n.args[0].id)
         if kinds & _UNSUPPORTED_SET:
             return self.fn
         for node in self.fn.body:
             if isinstance(node, ast.FunctionDef):
                 Cleanup(node, self.primal_ran).run()
-        self.pinned = _nested_reads(self.fn)
-        self.consumed = _consumed_names(self.fn)
+        if kinds & _NESTED_SCOPES or defs > 1:
+            self.pinned = _nested_reads(self.fn)
         self._mark_adjoint()
         for _ in range(self.MAX_ROUNDS):
             changed = self._fold_block(self.fn.body) > 0
@@ -660,15 +669,6 @@ def _mutates(node, names, local_names):
     return False
 
 
-def _consumed_names(fn):
-    """Names handed to a runtime helper that may update them in place."""
-    out = set()
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and _rt_helper(n) in _CONSUMING and n.args and isinstance(n.args[0], ast.Name):
-            out.add(n.args[0].id)
-    return out
-
-
 def _foldable(e):
     """Does e hold an operator or conditional applied to literals only (cheap test before folding)?"""
     stack = [e]
@@ -690,10 +690,6 @@ def _foldable(e):
             elif isinstance(v, ast.AST):
                 stack.append(v)
     return False
-
-
-def _has_jump(st):
-    return any(isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Raise)) for n in ast.walk(st))
 
 
 def _is_zero_literal(e):
