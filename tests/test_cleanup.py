@@ -171,6 +171,43 @@ def test_zero_before_a_loop_stays():
     same(clean(src), src)
 
 
+def test_zero_that_every_iteration_restores_is_not_materialised():
+    same(clean("""
+        def f(g, n, c):
+            acc = 0.0
+            y_bar = 0.0
+            for i in range(n):
+                y_bar = rt.add(y_bar, g * i)
+                if c:
+                    acc = rt.add(acc, y_bar)
+                    y_bar = 0.0
+                else:
+                    y_bar = 0.0
+            return acc
+    """), """
+        def f(g, n, c):
+            acc = 0.0
+            for i in range(n):
+                y_bar = g * i
+                if c:
+                    acc = rt.add(acc, y_bar)
+            return acc
+    """)
+
+
+def test_zero_restored_on_one_branch_only_stays():
+    src = """
+        def f(g, n, c):
+            y_bar = 0.0
+            for i in range(n):
+                y_bar = rt.add(y_bar, g * i)
+                if c:
+                    y_bar = 0.0
+            return y_bar
+    """
+    same(clean(src), src)
+
+
 def test_dead_code_in_the_adjoint_part_goes():
     same(clean("""
         def f(x, f_bar):

@@ -123,12 +123,11 @@ class Cleanup:
             changed |= self._coalesce(self.fn.body)
             self.renamed = []
             self._copies(self.fn.body)
+            changed |= self._zeros()
             self._liveness()
             changed |= self._keep_useful_renames()
-            # the rewrites below leave this liveness a superset of the truth (undone renames
-            # are reached by their copy only, which it already holds live; a zero that goes and
-            # an add that becomes a plain assignment read less): safe for removing dead code
-            changed |= self._zeros(self.fn.body)
+            # undone renames are reached by their copy only, which this liveness already holds
+            # live: it stays a superset of the truth, safe for removing dead code
             changed |= self._dead(self.fn.body)
             changed |= self._branches(self.fn.body)
             if not changed:
@@ -290,36 +289,65 @@ class Cleanup:
         return True
 
     # -- zero adjoints ---------------------------------------------------------------------------
-    def _zeros(self, block, top=True):
-        """`x = 0.0` then (x untouched in between) `x = rt.add(x, e)` -> `x = e` (rt.add of a
-        zero returns its other argument itself)."""
-        if top:
-            self._mention_memo = {}
+    def _zeros(self):
+        """`x = rt.add(x, e)` where x certainly holds a literal zero -> `x = e` (rt.add of a zero
+        returns its other argument itself). "Certainly" is a forward must-analysis over branches
+        and loops: a zero set before a loop still holds at `rt.add` in the body only if every
+        iteration sets it back to zero before the next one (else the first write must dominate)."""
+        self._zero_hits = {}
+        self._zflow(self.fn.body, frozenset(), None)
         changed = False
-        for st in block:
-            for sub in _blocks(st):
-                changed |= self._zeros(sub, False)
-        drop = set()
-        for i, st in enumerate(block):
-            x = _simple_target(st)
-            if x is None or not _is_zero_literal(st.value) or x in self.pinned:
-                continue
-            for j in range(i + 1, len(block)):
-                nxt = block[j]
-                if is_comment(nxt):
-                    continue
-                e = _add_to(nxt, x)
-                if e is not None:
-                    nxt.value = e
-                    drop.add(i)
-                    changed = True
-                    break
-                names, jumps = self._mentions(nxt)
-                if x in names or jumps:
-                    break
-        if drop:
-            block[:] = [st for k, st in enumerate(block) if k not in drop]
+        for st, hit in self._zero_hits.values():
+            if hit:
+                st.value = st.value.args[1]
+                changed = True
         return changed
+
+    def _zflow(self, block, zeros, loop):
+        """Names holding a literal zero after block (None: the end is not reached)."""
+        for st in block:
+            if zeros is None:
+                return None
+            zeros = self._zstmt(st, zeros, loop)
+        return zeros
+
+    def _zstmt(self, st, zeros, loop):
+        if is_comment(st):
+            return zeros
+        if isinstance(st, ast.If):
+            return _meet(self._zflow(st.body, zeros, loop), self._zflow(st.orelse, zeros, loop))
+        if isinstance(st, (ast.For, ast.While)):
+            head = zeros
+            target = _target_names(st.target) if isinstance(st, ast.For) else frozenset()
+            while True:
+                breaks, conts = [], []
+                end = self._zflow(st.body, head - target, (breaks, conts))
+                new = zeros
+                for z in [end] + conts:
+                    new = _meet(new, z)
+                if new == head:
+                    break
+                head = new
+            out = self._zflow(st.orelse, head, loop)
+            for z in breaks:
+                out = _meet(out, z)
+            return out
+        if isinstance(st, ast.Break):
+            loop[0].append(zeros)
+            return None
+        if isinstance(st, ast.Continue):
+            loop[1].append(zeros)
+            return None
+        if isinstance(st, (ast.Return, ast.Raise)):
+            return None
+        if isinstance(st, ast.FunctionDef):
+            return zeros - {st.name}
+        x = _simple_target(st)
+        if x is not None and _add_to(st, x) is not None:
+            self._zero_hits[id(st)] = (st, x in zeros and x not in self.pinned)
+        if x is not None and _is_zero_literal(st.value):
+            return zeros | {x}
+        return zeros - _scan(st)[1]
 
     # -- liveness --------------------------------------------------------------------------------
     # Live sets are bit masks over the function's names (one bit per name): the fixed points of
@@ -660,6 +688,8 @@ def _mutates(node, names, local_names):
             chain = _attr_chain(n.func)
             if chain and len(chain) > 1 and chain[0] in names:
                 return True         # a.method(...)
+            if _rt_helper(n) in _CONSUMING:
+                continue            # they write their first argument only (see _consumes)
             if not _pure_call(n, local_names):
                 receiver_only = chain and len(chain) == 2 and chain[1] == "append"
                 if not receiver_only and any(isinstance(m, ast.Name) and m.id in names
@@ -692,21 +722,28 @@ def _foldable(e):
     return False
 
 
+def _meet(a, b):
+    """Names zero on both paths (None: a path that does not arrive)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b
+
+
 def _is_zero_literal(e):
     return isinstance(e, ast.Constant) and type(e.value) in _NUM and e.value == 0
 
 
 def _add_to(st, x):
-    """e when st is `x = rt.add(x, e)` and e does not read x, else None."""
+    """e when st is `x = rt.add(x, e)`, else None."""
     if _simple_target(st) != x or not isinstance(st.value, ast.Call) or _rt_helper(st.value) != "add":
         return None
     call = st.value
     if call.keywords or len(call.args) != 2 or not (isinstance(call.args[0], ast.Name) and call.args[0].id == x):
         return None
     e = call.args[1]
-    if x in _loads_in(e) or isinstance(e, ast.Starred):
-        return None
-    return e
+    return None if isinstance(e, ast.Starred) else e
 
 
 def _is_range(e):
