@@ -357,8 +357,22 @@ class Cleanup:
         for one phase that renames nothing."""
         got = self._mention_memo.get(id(st))
         if got is None:
-            loads, stores, odd = _scan(st)
-            got = self._mention_memo[id(st)] = (frozenset(loads | stores), odd)
+            if isinstance(st, (ast.If, ast.For, ast.While)):       # from its parts: linear, not per level
+                names, odd = set(), False
+                for part in ([st.target, st.iter] if isinstance(st, ast.For) else [st.test]):
+                    loads, stores, o = _scan(part)
+                    names |= loads | stores
+                    odd |= o
+                for sub in _blocks(st):
+                    for child in sub:
+                        n, o = self._mentions(child)
+                        names |= n
+                        odd |= o
+                got = (frozenset(names), odd)
+            else:
+                loads, stores, odd = _scan(st)
+                got = (frozenset(loads | stores), odd)
+            self._mention_memo[id(st)] = got
         return got
 
     def _bit(self, name):
