@@ -79,6 +79,25 @@ def test_copy_propagation_stops_where_the_source_is_rebound():
     """)   # (renaming the first read alone would not let the copy go: reads keep their name)
 
 
+def test_copy_that_restates_a_copy_goes():
+    # the loop-carried adjoint once unbroadcast is known to be the identity (kinds)
+    same(clean("""
+        def f(s_bar, a, b, n):
+            for i in range(n):
+                s_out_bar = s_bar
+                s_bar = s_out_bar
+                a_bar = s_out_bar * b
+                b_bar = s_out_bar * a
+            return (s_bar, a_bar, b_bar)
+    """), """
+        def f(s_bar, a, b, n):
+            for i in range(n):
+                a_bar = s_bar * b
+                b_bar = s_bar * a
+            return (s_bar, a_bar, b_bar)
+    """)
+
+
 def test_copy_is_not_propagated_into_a_helper_that_updates_in_place():
     # rt.add may write its first argument in place when only one name holds it: the copy's second
     # reference is what keeps b intact for the read after it
@@ -271,6 +290,17 @@ def test_loop_liveness_keeps_a_value_read_in_the_next_iteration():
             return acc
     """
     same(clean(src), src)
+
+
+def test_augmented_assignment_reads_its_target():
+    src = """
+        def f(a, b):
+            # adjoint sweep
+            x_bar = a * 2.0
+            x_bar += b
+            return a
+    """
+    same(clean(src), src)     # (`x_bar += b` is kept as an effect: its x_bar must stay bound)
 
 
 def test_while_and_break_liveness():

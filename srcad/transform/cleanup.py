@@ -122,7 +122,7 @@ class Cleanup:
             self._liveness()
             changed |= self._coalesce(self.fn.body)
             self.renamed = []
-            self._copies(self.fn.body)
+            changed |= self._copies(self.fn.body)
             changed |= self._zeros()
             self._liveness()
             changed |= self._keep_useful_renames()
@@ -175,10 +175,14 @@ class Cleanup:
 
     # -- copy propagation ----------------------------------------------------------------------
     def _copies(self, block):
-        """Rename reads after each copy `a = b` (recorded in self.renamed, per copy)."""
+        """Rename reads after each copy `a = b` (recorded in self.renamed, per copy); a copy
+        that restates it (`b = a` or `a = b` again, neither rebound nor written in between) is a
+        no-op and goes. True if one went."""
+        removed = False
         for st in block:
             for sub in _blocks(st):
-                self._copies(sub)
+                removed |= self._copies(sub)
+        self._redundant = set()
         for k, st in enumerate(block):
             pair = _copy_pair(st)
             if pair is None:
@@ -190,6 +194,10 @@ class Cleanup:
             self._propagate(block, k, a, b)
             if self._current:
                 self.renamed.append((st, a, self._current))
+        if self._redundant:
+            block[:] = [st for st in block if id(st) not in self._redundant]
+            removed = True
+        return removed
 
     def _keep_useful_renames(self):
         """Keep a copy's renames only where they leave its target dead (the copy then goes);
@@ -211,7 +219,11 @@ class Cleanup:
         changed = False
         _rename_loads = self._rename_loads
         for st in block[k + 1:]:
-            if is_comment(st):
+            if is_comment(st) or id(st) in self._redundant:
+                continue
+            pair = _copy_pair(st)
+            if pair is not None and {pair[0], pair[1]} == {a, b}:
+                self._redundant.add(id(st))      # a and b hold one value already
                 continue
             if isinstance(st, ast.FunctionDef) and st.name not in (a, b) and not _loads_in_list(
                     st.decorator_list + st.args.defaults + [d for d in st.args.kw_defaults if d]):
@@ -399,7 +411,10 @@ class Cleanup:
     def _uses(self, node):
         got = self._lv_memo.get(id(node))
         if got is None:
-            got = self._lv_memo[id(node)] = self._mask(_scan(node)[0])
+            loads = _scan(node)[0]
+            if isinstance(node, ast.AugAssign):     # `x += e` reads x too (its Name is a Store)
+                loads |= _target_names(node.target)
+            got = self._lv_memo[id(node)] = self._mask(loads)
         return got
 
     def _kills(self, st):
