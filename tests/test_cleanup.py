@@ -303,6 +303,26 @@ def test_augmented_assignment_reads_its_target():
     same(clean(src), src)     # (`x_bar += b` is kept as an effect: its x_bar must stay bound)
 
 
+def test_a_value_that_only_feeds_itself_is_dead():
+    # s is read in the next iteration, but only to compute s: nothing observes it
+    same(clean("""
+        def f(x, n):
+            s = 0.0
+            acc = 0.0
+            for i in range(n):
+                p = x * i
+                s = s + p
+                acc = acc + x
+            return acc
+    """), """
+        def f(x, n):
+            acc = 0.0
+            for i in range(n):
+                acc = acc + x
+            return acc
+    """)
+
+
 def test_while_and_break_liveness():
     same(clean("""
         def f(x):

@@ -469,7 +469,10 @@ class Cleanup:
             header = self._mask(_loads_in_list(st.decorator_list + st.args.defaults
                                                + [d for d in st.args.kw_defaults if d]))
             return (out & ~self._bit(st.name)) | header | self._mask(self.pinned)
-        return (out & ~self._kills(st)) | self._uses(st)
+        kills = self._kills(st)
+        if not out & kills and isinstance(st, ast.Assign) and self._droppable(st):
+            return out      # dead and going: what it reads is not live on its account (strong liveness)
+        return (out & ~kills) | self._uses(st)
 
     # -- dead code ---------------------------------------------------------------------------------
     def _dead(self, block):
@@ -486,23 +489,29 @@ class Cleanup:
         return changed
 
     def _removable(self, st):
+        """A dead statement that may go: st is dropped when none of its names is live after it."""
         pair = _copy_pair(st)
         if pair and pair[0] == pair[1]:
             return True         # `x = x`: a copy that reached its own source
-        names = set()
-        for t in st.targets:
-            if not _plain_target(t):
-                return False
-            names |= _target_names(t)
-        if any(self._is_live(n, st) for n in names) or names & self.pinned:
+        return self._droppable(st) and not any(self._is_live(n, st) for n in _assigned(st))
+
+    def _droppable(self, st):
+        """Could st go if its names were dead: an assignment to names only, of a value without
+        effects (that could raise only where the primal already ran, or in the adjoint part)?"""
+        key = ("drop", id(st))
+        got = self._lv_memo.get(key)
+        if got is None:
+            got = self._lv_memo[key] = self._droppable_now(st)
+        return got
+
+    def _droppable_now(self, st):
+        if not isinstance(st, ast.Assign) or not all(_plain_target(t) for t in st.targets):
             return False
-        if not _pure(st.value, self.local_names):
+        if _assigned(st) & self.pinned or not _pure(st.value, self.local_names):
             return False
         if isinstance(st.value, ast.Name) and st.value.id in self.consumed:
             return False        # the copy's reference keeps an in-place helper from writing its source
-        if _cannot_raise(st.value):
-            return True
-        return self.primal_ran or id(st) in self.adjoint
+        return _cannot_raise(st.value) or self.primal_ran or id(st) in self.adjoint
 
     # -- empty branches and loops ------------------------------------------------------------------
     def _branches(self, block):
@@ -655,6 +664,10 @@ def _target_names(t):
     if isinstance(t, ast.Starred):
         return _target_names(t.value)
     return frozenset()
+
+
+def _assigned(st):
+    return frozenset().union(*(_target_names(t) for t in st.targets))
 
 
 def _plain_target(t):
