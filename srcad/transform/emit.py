@@ -44,16 +44,6 @@ def _header(func, mode, wrt_names):
             "generated code: a standalone module that imports only numpy, scipy and srcad.runtime"]
 
 
-def _clean(functions, unit, main, main_primal_ran):
-    """The cleanup pass on each generated function (the user's own functions, copied in, stay as
-    written). A callee's adjoint runs after the caller's primal sweep called the callee."""
-    from .cleanup import cleanup
-    primal = {id(f) for f in unit.primal_defs.values()}
-    for f in functions:
-        if id(f) not in primal:
-            cleanup(f, primal_ran=main_primal_ran if f is main else unit.mode == "reverse")
-
-
 def build(func, mode, wrt, row_sparse=(), variant="plain"):
     """(module text, names srcad supplies, main function name, watch) for func's derivative; the
     watch lists the (parsed function, free name, object) bindings the text was built from."""
@@ -80,3 +70,13 @@ def build(func, mode, wrt, row_sparse=(), variant="plain"):
     imports, supplied = unit.imports_and_env(functions)
     text = module_text(_header(func, mode, wrt_names), imports, functions, supplied)
     return text, supplied, main.name, unit.watch
+
+
+def _clean(functions, unit, main, main_primal_ran):
+    """The cleanup pass on each generated function (the user's own functions, copied in, stay as
+    written). A callee's adjoint runs after the caller's primal sweep called the callee."""
+    from .cleanup import cleanup
+    primal = {id(f) for f in unit.primal_defs.values()}
+    for f in functions:
+        if id(f) not in primal:
+            cleanup(f, primal_ran=main_primal_ran if f is main else unit.mode == "reverse")
