@@ -44,14 +44,16 @@ def _header(func, mode, wrt_names):
             "generated code: a standalone module that imports only numpy, scipy and srcad.runtime"]
 
 
-def build(func, mode, wrt, row_sparse=(), variant="plain"):
+def build(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
     """(module text, names srcad supplies, main function name, watch) for func's derivative; the
-    watch lists the (parsed function, free name, object) bindings the text was built from."""
+    watch lists the (parsed function, free name, object) bindings the text was built from. sig:
+    the abstract signature of the arguments the code is specialised to (None: any arguments)."""
     from .unit import Unit
     if not hasattr(func, "__code__"):        # not a Python function: parse says so, in a sentence
         from ..frontend.parse import parse_function
         parse_function(func)
     unit = Unit(mode)
+    unit.signature = sig
     parts = variant.split("+")
     unit.check_numerics = "numerics" in parts
     unit.checkpoint = next((int(p[4:]) for p in parts if p.startswith("ckpt")), None)

@@ -14,6 +14,8 @@ import ast
 import inspect
 from collections import defaultdict
 
+import numpy as np
+
 from ..errors import MissingRuleError, SrcadError
 from ..frontend.analyze import index_expr
 from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, is_comment, names_read, param_of, rt
@@ -34,8 +36,9 @@ class _Marker:
 
 class Reverse:
     def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
-                 check_numerics=False, checkpoint=None):
+                 check_numerics=False, checkpoint=None, kinds=None):
         self.check_numerics, self.current = check_numerics, None
+        self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
         self.checkpoint = checkpoint       # k snapshots: top-level range loops reversed by revolve
         self.ckpt, self.ckpt_reads = {}, set()     # id(loop) -> cotangents live at its adjoint
         self.ckpt_line = {}
@@ -206,13 +209,42 @@ class Reverse:
                                        func=ast.unparse(op.rhs.func) if isinstance(op.rhs, ast.Call) else None)
             if isinstance(template, ast.Constant) and template.value == 0:
                 continue        # this argument only lends its shape
-            expr = instantiate(template, mapping)
+            expr = self._known_reduction(op, p, g) or instantiate(template, mapping)
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
-            if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others):
+            if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others) \
+                    and not self._same_shape(op.node, n):
                 expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
             fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
             self.contribute(code, live, n, expr, fused)
         return code
+
+    def _same_shape(self, st, n):
+        """Is the operand n known to have the shape of st's result (then its cotangent needs no
+        unbroadcast: the result's cotangent has that shape, or is the scalar zero)?"""
+        if self.kinds is None:
+            return False
+        res, arg = self.kinds.result(st), self.kinds.before(st, n)
+        return res.shape is not None and res.shape == arg.shape and res.dense and arg.dense
+
+    def _known_reduction(self, op, p, g):
+        """The adjoint of a full sum or mean of a known float array as plain NumPy: g spread over
+        x's shape (np.full_like), instead of the general rt.sum_vjp."""
+        if self.kinds is None or p != "x" or op.rule.key not in (np.sum, ".sum", np.mean, ".mean"):
+            return None
+        b = op.bound
+        if set(b) - {"x", "axis", "keepdims"} or not isinstance(b.get("x"), ast.Name):
+            return None
+        if not all(isinstance(b.get(q, ast.Constant(None)), ast.Constant) for q in ("axis", "keepdims")) or \
+                b.get("axis", ast.Constant(None)).value is not None or \
+                b.get("keepdims", ast.Constant(False)).value is not False:
+            return None
+        x = self.kinds.before(op.node, b["x"].id)
+        if x.cat != "array" or x.dtype not in ("d", "f") or not x.ndim:
+            return None
+        fill = N(g)
+        if op.rule.key in (np.mean, ".mean"):
+            fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(b["x"].id), "size", ast.Load()))
+        return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(b["x"].id), fill], [])
 
     def transposed_jvp(self, op, g, live, active):
         """A function with a forward rule only (custom_jvp, register_jvp): the rule is linear in the
@@ -462,7 +494,12 @@ class Reverse:
         seed_code = []
         if isinstance(ret, ast.Name) and ret.id in self.an.active:
             b = self.bar(ret.id)
-            seed_code.append(assign(b, N(self.seed)))
+            seed = N(self.seed)
+            if self.kinds is not None and self.kinds.exit_of_body(ret.id).cat == "array":
+                # a size-1 array's seed may be a number: give it the array's shape, which the
+                # adjoints that know shapes rely on
+                seed = rt("broadcast_like", seed, N(ret.id))
+            seed_code.append(assign(b, seed))
             live.add(b)
         adjoint = self.adjoint_block(fn.body, live)
         # which tape operations are needed: a name is saved only if some adjoint reads it
