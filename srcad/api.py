@@ -189,7 +189,7 @@ def vjp(f, *args, checkpoint=None):
     y = f(*args)
     if not idx:
         return y, lambda dy: tuple(None for _ in args)
-    mod = _module(f, "reverse", idx, variant, _signature(args))
+    mod = _module(f, "reverse", idx, variant=variant, sig=_signature(args))
     fn = getattr(mod, mod.srcad_main)
 
     def pullback(dy):

@@ -225,3 +225,82 @@ def test_emitted_forms_transform_again():
     fd = (srcad.grad(f_mixed)(x + eps * v, 0.7) - srcad.grad(f_mixed)(x - eps * v, 0.7)) / (2 * eps)
     np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-6)
     del ns
+
+
+# ---- owned cotangent arrays: in-place updates only where nothing else sees them -------------------
+def p_branch_reads(x, n=5):
+    s = 0.0
+    for i in range(n):
+        if s > 0.3:
+            s = s + x[0] * x[2]
+        else:
+            s = s + np.sin(x[1])
+        x = x * 0.9 + 0.1 * np.cos(x)
+    return s
+
+
+def p_alias(x):
+    y = x
+    a = y[0] * x[1]
+    z = y * a
+    return np.sum(z * x) + a
+
+
+def p_shape_changes(x, n=3):
+    s = 0.0
+    for i in range(n):
+        s = s + x[0] * x[-1]
+        x = x[1:] * 1.5
+    return s + np.sum(x)
+
+
+def p_reuse(x):
+    a = x * 2.0
+    b = a[0]
+    c = a * b
+    d = c[1] + a[2]
+    return np.sum(c) * d
+
+
+def p_while(x):
+    k = 0
+    t = 0.0
+    while k < 4:
+        t = t + x[k % 3] * x[(k + 1) % 3]
+        x = np.tanh(x) + x
+        k += 1
+    return t
+
+
+def p_nested(x, m=3):
+    s = 0.0
+    for i in range(m):
+        for j in range(m):
+            s = s + x[j] * x[i] * 0.5
+        x = np.sin(x) + x * 0.5
+    return s
+
+
+def p_maybe_unbound(x, n=0):
+    s = np.sum(x * x)
+    for i in range(n):
+        y = x * 2.0
+        s = s + y[0]
+    return s
+
+
+@pytest.mark.parametrize("f", [p_branch_reads, p_alias, p_shape_changes, p_reuse, p_while, p_nested, p_maybe_unbound])
+def test_owned_cotangents_give_right_gradients(f):
+    x = np.array([0.4, -0.8, 0.25])
+    g = srcad.grad(f)(x)
+    assert_grad_close(f, (x,), g, rtol=1e-6, atol=1e-7)
+    # the plain adjoint with a seed other than 1 (vjp) scales the same gradient
+    _, pullback = srcad.vjp(f, x, *f.__defaults__ or ())
+    np.testing.assert_allclose(pullback(2.5)[0], 2.5 * g, rtol=1e-12, atol=1e-12)
+
+
+def test_scalar_loop_reads_go_into_an_owned_buffer():
+    x = np.array([0.5, -0.3, 0.8])
+    text = srcad.emit(scalar_loop, args=(x,))
+    assert "rt.add_at" not in text and "rt.add(" not in text
+    assert "x_bar = np.zeros_like(x)" in text and "x_bar[0] += " in text

@@ -129,10 +129,10 @@ def _of_key(key, name):
 
 def join(a, b):
     """The least kind that both a and b are (an over-approximation)."""
-    if a is _UNDEF:
-        return b
-    if b is _UNDEF or a == b:
+    if a == b:
         return a
+    if a is _UNDEF or b is _UNDEF:      # bound on one path only: nothing is sure
+        return UNKNOWN
     if a.cat == b.cat and a.cat in ("list", "tuple", "dict"):
         return Kind(a.cat)
     if not (a.dense and b.dense) or a.ndim is None or a.ndim != b.ndim:
@@ -261,6 +261,9 @@ class Kinds:
         for extra in (fn.args.vararg, fn.args.kwarg):
             if extra is not None:
                 env[extra.arg] = UNKNOWN
+        self._params = dict(env)
+        self._targets = [st for st in ast.walk(fn) if isinstance(st, ast.Assign) and len(st.targets) == 1
+                         and isinstance(st.targets[0], ast.Name)]
         self._seen = None
         self._end = self._block(fn.body, env)
 
@@ -280,6 +283,12 @@ class Kinds:
         """The kind of name at the end of the function (where it returns)."""
         k = self._end.get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
+
+    def assigned(self):
+        """(name, kind) of every parameter and of every assignment to a name."""
+        yield from self._params.items()
+        for st in self._targets:
+            yield st.targets[0].id, self.result(st)
 
     def names(self):
         """Every (statement id, name, kind) recorded: for tests and for whole-function checks."""

@@ -39,6 +39,12 @@ class Reverse:
                  check_numerics=False, checkpoint=None, kinds=None):
         self.check_numerics, self.current = check_numerics, None
         self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
+        self.bar_of = {}        # cotangent name -> its primal's name
+        self.own = {}           # cotangent name -> "owned" (an array only it holds) / "full" (of its shape)
+        # owned cotangent arrays (updated in place) only where every differentiated value is a
+        # known float64 number or array: no complex, float32, sparse or container cotangents
+        self.buffers = kinds is not None and checkpoint is None and all(
+            k.dtype == "d" and k.dense for name, k in kinds.assigned() if name in analysis.active)
         self.checkpoint = checkpoint       # k snapshots: top-level range loops reversed by revolve
         self.ckpt, self.ckpt_reads = {}, set()     # id(loop) -> cotangents live at its adjoint
         self.ckpt_line = {}
@@ -62,6 +68,7 @@ class Reverse:
     def bar(self, v):
         if v not in self.bars:
             self.bars[v] = self.namer.fresh(v + "_bar")
+            self.bar_of[self.bars[v]] = v
         return self.bars[v]
 
     def _collect_sites(self, stmts, depth):
@@ -92,14 +99,30 @@ class Reverse:
             self.markers[key] = _Marker(kind, var, st)
         return self.markers[key].node()
 
-    def contribute(self, code, live, v, expr, accumulate=None):
+    def contribute(self, code, live, v, expr, accumulate=None, item=None):
+        """Add expr to v's cotangent. item: the index when expr is the cotangent of v[item], a
+        number read from a known 1-d float array (then it goes into an owned buffer)."""
         b = self.bar(v)
-        if b in live:
+        kind = self._buffer_kind(v)
+        if item is not None and kind is not None and kind.ndim == 1 and \
+                (b not in live or self.own.get(b) == "owned"):
+            if b not in live:       # a buffer of v's shape, owned by this cotangent
+                code.append(assign(b, _zeros_like(v)))
+                code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())], value=expr))
+                live.add(b)
+            else:
+                code.append(ast.AugAssign(ast.Subscript(N(b), ast_copy(item), ast.Store()), ast.Add(), expr))
+            self.own[b] = "owned"
+        elif b in live and kind is not None and self.own.get(b) == "owned":
+            code.append(ast.AugAssign(N(b, True), ast.Add(), expr))     # in place: b is an owned array
+        elif b in live:
             code.append(assign(b, instantiate(accumulate, {"__bar__": N(b)}) if accumulate is not None
                                else rt("add", N(b), expr)))
+            self.own.pop(b, None)
         else:
             code.append(assign(b, expr))
             live.add(b)
+            self._set_own(b, self._fullness(expr, kind) if kind is not None else None)
         if self.check_numerics and self.current is not None:
             line = getattr(self.current, "user_line", 0)
             import linecache
@@ -154,22 +177,27 @@ class Reverse:
             if any(n == v for _, n in op.operands):   # x = f(x): read the old x after the pop
                 g = self.bars.get((v, "g")) or self.namer.fresh(v + "_out_bar")
                 self.bars[(v, "g")] = g
+                self.bar_of[g] = v
                 code.append(assign(g, N(b)))
+                self._set_own(g, "full" if self.own.get(b) else None)
                 ans = v
                 if op.rule is not None and op.rule.needs_ans:
                     ans = self.bars.setdefault((v, "ans"), self.namer.fresh(v + "_out"))
                     code.append(assign(ans, N(v)))
                 live.discard(b)
+                self.own.pop(b, None)
                 if overwrites:
                     code.append(self.marker("pop", v, st))
                 code += self.contributions(op, g, ans, live)
             else:
                 code += self.contributions(op, b, v, live)
                 live.discard(b)
+                self.own.pop(b, None)
                 if overwrites:
                     code.append(self.marker("pop", v, st))
         else:
             live.discard(b)
+            self.own.pop(b, None)
             if overwrites:
                 code.append(self.marker("pop", v, st))
         return code
@@ -215,8 +243,97 @@ class Reverse:
                     and not self._same_shape(op.node, n):
                 expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
             fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
-            self.contribute(code, live, n, expr, fused)
+            item = self._number_item(op, n) if op.rule.key == "op:Subscript" else None
+            self.contribute(code, live, n, N(g) if item is not None else expr, fused, item)
         return code
+
+    # -- cotangents the kinds let us keep in owned arrays ---------------------------------------
+    def _buffer_kind(self, v, st=None, where="before"):
+        """The kind of v (a known float64 array of fixed shape) when its cotangent may live in an
+        array that only it holds and that is updated in place; else None."""
+        if not self.buffers or v is None:
+            return None
+        st = self.current if st is None else st
+        if st is None:
+            return None
+        k = self.kinds.exit(st, v) if where == "exit" else self.kinds.before(st, v)
+        if k.cat == "array" and k.dtype == "d" and k.ndim and k.shape is not None:
+            return k
+        return None
+
+    def _set_own(self, b, state):
+        if state:
+            self.own[b] = state
+        else:
+            self.own.pop(b, None)
+
+    def _fullness(self, expr, kind):
+        """"owned" when expr makes a new array of kind's shape, "full" when it names one (an alias),
+        None when it may be smaller (a number, the symbolic zero) or is not known."""
+        if self._full(expr, kind.shape):
+            return "full" if isinstance(expr, ast.Name) else "owned"
+        return None
+
+    def _shape_of(self, e):
+        """The shape token of an expression's value in the adjoint of the current statement, or
+        None; rank-0 values give ()."""
+        if isinstance(e, ast.Constant) and type(e.value) in (int, float):
+            return ()
+        if isinstance(e, ast.Name):
+            v = self.bar_of.get(e.id)
+            if v is not None:       # a cotangent: its primal's shape only when known materialised
+                return () if self._kind_here(v).rank0 else None
+            k = self._kind_here(e.id)
+            return k.shape if k.dense else None
+        return None
+
+    def _kind_here(self, v):
+        """The kind of v's version that the adjoint of the current statement deals with: what the
+        statement assigns, if it assigns v, else what v holds before it."""
+        st = self.current
+        if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) and st.targets[0].id == v:
+            return self.kinds.result(st)
+        return self.kinds.before(st, v)
+
+    def _full(self, e, shape):
+        """Is e's value an array of exactly `shape` (not a smaller stand-in)?"""
+        if isinstance(e, ast.Name):
+            v = self.bar_of.get(e.id)
+            if v is not None:
+                return bool(self.own.get(e.id)) and self._kind_here(v).shape == shape
+            return self._shape_of(e) == shape
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+            for a, b in ((e.left, e.right), (e.right, e.left)):
+                if self._full(a, shape) and (self._full(b, shape) or self._rank0(b)):
+                    return True
+            return False
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return self._full(e.operand, shape)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
+                and e.func.value.id == "np" and len(e.args) == 1 and not e.keywords \
+                and isinstance(getattr(np, e.func.attr, None), np.ufunc):
+            return self._full(e.args[0], shape)
+        return False
+
+    def _rank0(self, e):
+        if isinstance(e, (ast.BinOp,)):
+            return self._rank0(e.left) and self._rank0(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return self._rank0(e.operand)
+        return self._shape_of(e) == ()
+
+    def _number_item(self, op, n):
+        """The index of `y = n[i]` when it reads one number of a known 1-d float array (an int
+        constant or an int loop variable), else None."""
+        idx = op.bound.get("idx")
+        if not isinstance(idx, (ast.Constant, ast.Name)) or self._buffer_kind(n) is None:
+            return None
+        if isinstance(idx, ast.Constant):
+            ok = type(idx.value) is int
+        else:
+            k = self.kinds.before(op.node, idx.id)
+            ok = k.cat == "py" and k.dtype == "l"
+        return idx if ok and self.kinds.result(op.node).rank0 else None
 
     def _same_shape(self, st, n):
         """Is the operand n known to have the shape of st's result (then its cotangent needs no
@@ -315,6 +432,7 @@ class Reverse:
             if isinstance(v, ast.Name) and v.id in self.an.active:
                 self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)), N(v.id)))
             code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
+            self.own.pop(b, None)
         code.append(self.marker("restore", y, st))
         return code
 
@@ -327,54 +445,85 @@ class Reverse:
             if isinstance(v, ast.Name) and v.id in self.an.active:
                 self.contribute(code, live, v.id, rt("last", N(b)))
             code.append(assign(b, rt("drop_last", N(b))))
+            self.own.pop(b, None)
         code.append(self.marker("unappend", xs, st))
         return code
 
-    def _branch(self, blocks, live):
+    def _branch(self, blocks, live, st=None):
         """Materialise, before a branch or loop, the cotangents its adjoint leaves live that were
         not live before: the other branch (or the next iteration) must find them defined."""
         newly = set()
+        own = dict(self.own)
         while True:     # a loop body can make a cotangent live that an earlier statement of the next
             found = set()   # iteration reads, so repeat until nothing new turns up
             for block in blocks:
                 after = live | newly
+                self.own = dict(own)
                 self.adjoint_block(block, after)
                 found |= after - live
             if found <= newly:
                 break
             newly |= found
-        init = [assign(b, ast.Constant(0.0)) for b in sorted(newly)]
+        self.own = own
+        init = [self._zero(b, st, "exit") for b in sorted(newly)]
         live |= newly
         return init, newly
 
-    def _finish(self, body, entry, live):
+    def _finish(self, body, entry, live, st=None, where="exit"):
         for b in sorted(entry - live):
-            body.append(assign(b, ast.Constant(0.0)))
+            body.append(self._zero(b, st, where))
         return body or [ast.Pass()]
 
+    def _zero(self, b, st, where):
+        """`b = 0.0`, the symbolic zero; for the cotangent of a known float array (at the point
+        `where` of the compound statement st), an owned array of zeros instead."""
+        v = self.bar_of.get(b)
+        kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
+        if kind is not None:
+            self.own[b] = "owned"
+            return assign(b, _zeros_like(v))
+        self.own.pop(b, None)
+        return assign(b, ast.Constant(0.0))
+
     def adj_if(self, st, live):
-        init, _ = self._branch([st.body, st.orelse], live)
+        init, _ = self._branch([st.body, st.orelse], live, st)
         entry = set(live)
         l1, l2 = set(entry), set(entry)
+        own = dict(self.own)
         body = self.adjoint_block(st.body, l1)
+        own1, self.own = self.own, dict(own)
         orelse = self.adjoint_block(st.orelse, l2)
+        own2 = self.own
         if not body and not orelse:
+            self.own = own
             return init
-        body = self._finish(body, entry, l1)
-        orelse = self._finish(orelse, entry, l2) if orelse or entry - l2 else []
+        self.own = own1
+        body = self._finish(body, entry, l1, st, "before")
+        own1, self.own = self.own, own2
+        orelse = self._finish(orelse, entry, l2, st, "before") if orelse or entry - l2 else []
+        self.own = _meet(own1, self.own)
         if orelse == [ast.Pass()]:
             orelse = []
         node = ast.If(ast_copy(st.test), body, orelse)
         return [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init + [node]
 
     def adj_loop(self, st, live):
-        init, _ = self._branch([st.body], live)
+        init, _ = self._branch([st.body], live, st)
         entry = set(live)
-        inner = set(entry)
-        body = self.adjoint_block(st.body, inner)
+        own = dict(self.own)
+        while True:     # what the body keeps owned must hold at its start in every iteration
+            self.own = dict(own)
+            inner = set(entry)
+            body = self.adjoint_block(st.body, inner)
+            if body:
+                body = self._finish(body, entry, inner, st, "exit")
+            kept = _meet(own, self.own)
+            if kept == own:
+                break
+            own = kept
+        self.own = own
         if not body:
             return init
-        body = self._finish(body, entry, inner)
         code = [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init
         trips = self.trips.get(id(st))
         if trips and self._in_loop(st):
@@ -590,6 +739,15 @@ class Reverse:
                 st.orelse = []
             out.append(st)
         return _drop_empty(out)
+
+
+def _meet(a, b):
+    """The ownership facts that hold on both paths."""
+    return {k: ("owned" if v == b[k] == "owned" else "full") for k, v in a.items() if k in b}
+
+
+def _zeros_like(v):
+    return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [N(v)], [])
 
 
 def _push(tape, value):
