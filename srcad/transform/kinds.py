@@ -68,6 +68,7 @@ class Kind:
     dtype: Optional[str] = None     # NumPy dtype character ('d' float64, 'f' float32, 'l' int, '?' bool)
     ndim: Optional[int] = None
     shape: object = None            # shape token: equal tokens, equal shapes; () for rank 0
+    item: object = None             # a list's items: the join of their kinds (None: not known)
 
     @property
     def dense(self):
@@ -79,6 +80,7 @@ class Kind:
 
 
 UNKNOWN = Kind()
+NOTHING = Kind("nothing")       # the items of an empty list
 _UNDEF = object()        # not bound yet on this path
 _PY = {"float": Kind("py", "d", 0, ()), "int": Kind("py", "l", 0, ()), "bool": Kind("py", "?", 0, ())}
 
@@ -133,14 +135,24 @@ def join(a, b):
         return a
     if a is _UNDEF or b is _UNDEF:      # bound on one path only: nothing is sure
         return UNKNOWN
+    if a is NOTHING or b is NOTHING:
+        return b if a is NOTHING else a
     if a.cat == b.cat and a.cat in ("list", "tuple", "dict"):
-        return Kind(a.cat)
+        item = join(a.item, b.item) if a.item is not None and b.item is not None else None
+        return Kind(a.cat, item=item if item != UNKNOWN else None)
     if not (a.dense and b.dense) or a.ndim is None or a.ndim != b.ndim:
         return UNKNOWN
     cat = a.cat if a.cat == b.cat else ("np" if a.ndim == 0 else None)
     if cat is None:
         return UNKNOWN
     return Kind(cat, a.dtype if a.dtype == b.dtype else None, a.ndim, a.shape if a.shape == b.shape else None)
+
+
+def real(k):
+    """Is every value of kind k a float64 number or array (or a list of such)?"""
+    if k.cat == "list":
+        return k.item is NOTHING or k.item is not None and real(k.item)
+    return k.dense and k.dtype == "d"
 
 
 def _join_env(a, b):
@@ -324,19 +336,71 @@ class Kinds:
             t = st.targets[0]
             if isinstance(t, ast.Name):
                 k = self._assign(st, env)
+                if k.cat == "list" and not isinstance(st.value, ast.List):
+                    k = Kind("list")        # another name for a list, or a list from elsewhere
                 self._result[id(st)] = k
-                env = dict(env)
+                env = self._escape(st, env, safe=self._reads_items(st))
                 env[t.id] = k
                 return env
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
-                return env          # an item write keeps the container's kind (shape, dtype)
+                # an item write keeps an array's kind (shape, dtype); a list's items join the value
+                k = env.get(t.value.id, _UNDEF)
+                if k is not _UNDEF and k.cat == "list":
+                    env = dict(env)
+                    env[t.value.id] = self._with_item(k, self._atom(st.value, env))
+                return self._escape(st, env)
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
+                isinstance(st.value.func, ast.Attribute) and isinstance(st.value.func.value, ast.Name) \
+                and st.value.func.attr == "append" and len(st.value.args) == 1 and not st.value.keywords:
+            name = st.value.func.value.id
+            k = env.get(name, _UNDEF)
+            if k is not _UNDEF and k.cat == "list":
+                env = dict(env)
+                env[name] = self._with_item(k, self._atom(st.value.args[0], env))
+                return self._escape(st, env, keep=name)
         if isinstance(st, (ast.Expr, ast.Return, ast.Break, ast.Continue, ast.Pass)):
-            return env
+            return self._escape(st, env)
         env = dict(env)     # anything else that binds names: those names are unknown
         for n in ast.walk(st):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 env[n.id] = UNKNOWN
         return env
+
+    @staticmethod
+    def _with_item(k, v):
+        v = Kind("list") if v.cat == "list" else v
+        item = join(k.item, v) if k.item is not None else None
+        return Kind("list", item=item if item not in (None, UNKNOWN) else None)
+
+    def _reads_items(self, st):
+        """Does this assignment only read its list operands' items (their kinds stay valid)?"""
+        rhs = st.value
+        if isinstance(rhs, ast.Subscript):
+            return True
+        if isinstance(rhs, ast.Call) and self.an is not None:
+            op = self.an.op(st)
+            key = op.rule.key if op.rule is not None else None
+            try:
+                return key in (np.stack, np.concatenate, np.array, np.asarray, np.vstack, np.hstack,
+                               builtins.len, builtins.sum)
+            except TypeError:
+                return False
+        return False
+
+    @staticmethod
+    def _escape(st, env, safe=False, keep=None):
+        """A list that a statement may change other than by the kinds seen (an alias made, passed
+        to a call): its items are no longer known."""
+        if safe:
+            return env
+        out = None
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id != keep:
+                k = env.get(n.id, _UNDEF)
+                if k is not _UNDEF and k.cat == "list" and k.item is not None:
+                    out = dict(env) if out is None else out
+                    out[n.id] = Kind("list")
+        return env if out is None else out
 
     def _loop(self, st, env):
         head = dict(env)
@@ -399,7 +463,11 @@ class Kinds:
         if isinstance(rhs, ast.Tuple):
             return Kind("tuple")
         if isinstance(rhs, ast.List):
-            return Kind("list")
+            item = NOTHING
+            for e in rhs.elts:
+                k = self._atom(e, env)
+                item = join(item, Kind("list") if k.cat == "list" else k)
+            return Kind("list", item=item if item != UNKNOWN else None)
         if isinstance(rhs, ast.Dict):
             return Kind("dict")
         op = self.an.op(st) if self.an is not None else None
@@ -432,6 +500,8 @@ class Kinds:
         return k.cat == "py" and k.dtype == "l"
 
     def _subscript(self, x, sl, env):
+        if x.cat == "list" and x.item is not None and x.item is not NOTHING and self._index_int(sl, env):
+            return x.item
         if x.cat != "array" or x.ndim is None:
             return UNKNOWN
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
@@ -497,6 +567,14 @@ class Kinds:
                     np.add, np.subtract, np.multiply, np.divide, np.true_divide, np.power, np.maximum, np.minimum):
                 return broadcast(self._atom(call.args[0], env), self._atom(call.args[1], env))
             return UNKNOWN
+        if key in (np.stack, np.array, np.asarray, np.concatenate) and len(call.args) == 1 and not call.keywords:
+            xs = self._atom(call.args[0], env)
+            item = xs.item if xs.cat == "list" else None
+            if item is None or item is NOTHING or not item.dense or item.ndim is None:
+                return UNKNOWN
+            if key is np.concatenate:
+                return Kind("array", item.dtype, item.ndim, None) if item.ndim >= 1 else UNKNOWN
+            return Kind("array", item.dtype if item.dtype in ("d", "f") else None, item.ndim + 1, None)
         if key in (np.matmul, np.dot, ".dot"):
             b = [op.bound.get(p) for p in ("x", "y")]
             if not call.keywords and all(isinstance(a, ast.AST) for a in b):
@@ -506,8 +584,11 @@ class Kinds:
             b = op.bound
             if any(p in b for p in ("dtype", "out")) or "x" not in b:
                 return UNKNOWN
-            return _reduction(self._atom(b["x"], env), _const_value(b.get("axis"), None),
-                              _const_value(b.get("keepdims"), False))
+            axis, keepdims = _const_value(b.get("axis"), None), _const_value(b.get("keepdims"), False)
+            x = self._atom(b["x"], env)
+            if x.cat != "array" and axis is None and keepdims is False and not isinstance(key, str):
+                return _scalar("np", None)      # np.sum(anything) over every axis: a number
+            return _reduction(x, axis, keepdims)
         if key in _same_kind_calls() and not call.keywords and \
                 len(call.args) == (2 if key is np.full_like else (0 if key == ".copy" else 1)):
             x = self._x(op, call, env)

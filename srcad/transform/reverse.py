@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import MissingRuleError, SrcadError
 from ..frontend.analyze import index_expr
+from .kinds import real
 from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, is_comment, names_read, param_of, rt
 
 
@@ -43,8 +44,8 @@ class Reverse:
         self.own = {}           # cotangent name -> "owned" (an array only it holds) / "full" (of its shape)
         # owned cotangent arrays (updated in place) only where every differentiated value is a
         # known float64 number or array: no complex, float32, sparse or container cotangents
-        self.buffers = kinds is not None and checkpoint is None and all(
-            k.dtype == "d" and k.dense for name, k in kinds.assigned() if name in analysis.active)
+        self.buffers = kinds is not None and checkpoint is None and not row_sparse and all(
+            real(k) for name, k in kinds.assigned() if name in analysis.active)
         self.checkpoint = checkpoint       # k snapshots: top-level range loops reversed by revolve
         self.ckpt, self.ckpt_reads = {}, set()     # id(loop) -> cotangents live at its adjoint
         self.ckpt_line = {}
@@ -104,17 +105,21 @@ class Reverse:
         number read from a known 1-d float array (then it goes into an owned buffer)."""
         b = self.bar(v)
         kind = self._buffer_kind(v)
-        if item is not None and kind is not None and kind.ndim == 1 and \
-                (b not in live or self.own.get(b) == "owned"):
+        state = self._state(b, kind)
+        if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == "owned"):
             if b not in live:       # a buffer of v's shape, owned by this cotangent
                 code.append(assign(b, _zeros_like(v)))
                 code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())], value=expr))
                 live.add(b)
             else:
                 code.append(ast.AugAssign(ast.Subscript(N(b), ast_copy(item), ast.Store()), ast.Add(), expr))
-            self.own[b] = "owned"
-        elif b in live and kind is not None and self.own.get(b) == "owned":
+            self.own[b] = ("owned", kind.shape)
+        elif b in live and accumulate is None and state == "owned":
             code.append(ast.AugAssign(N(b, True), ast.Add(), expr))     # in place: b is an owned array
+        elif b in live and accumulate is None and (state == "full" or self._real_number(v)):
+            # a plain sum: b is an array of v's shape (or both are numbers): a new owned array
+            code.append(assign(b, ast.BinOp(N(b), ast.Add(), expr)))
+            self._set_own(b, ("owned", kind.shape) if state else None)
         elif b in live:
             code.append(assign(b, instantiate(accumulate, {"__bar__": N(b)}) if accumulate is not None
                                else rt("add", N(b), expr)))
@@ -179,7 +184,7 @@ class Reverse:
                 self.bars[(v, "g")] = g
                 self.bar_of[g] = v
                 code.append(assign(g, N(b)))
-                self._set_own(g, "full" if self.own.get(b) else None)
+                self._set_own(g, ("full", self.own[b][1]) if b in self.own else None)
                 ans = v
                 if op.rule is not None and op.rule.needs_ans:
                     ans = self.bars.setdefault((v, "ans"), self.namer.fresh(v + "_out"))
@@ -241,7 +246,10 @@ class Reverse:
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
             if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others) \
                     and not self._same_shape(op.node, n):
-                expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
+                if self._real_number(n):    # summed down to a number: all of it
+                    expr = ast.Call(ast.Attribute(N("np"), "sum", ast.Load()), [expr], [])
+                else:
+                    expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
             fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
             item = self._number_item(op, n) if op.rule.key == "op:Subscript" else None
             self.contribute(code, live, n, N(g) if item is not None else expr, fused, item)
@@ -267,11 +275,21 @@ class Reverse:
         else:
             self.own.pop(b, None)
 
+    def _state(self, b, kind):
+        """"owned"/"full" when b holds an array of kind's shape (owned: that only b holds), else None."""
+        s = self.own.get(b)
+        return s[0] if s is not None and kind is not None and s[1] == kind.shape else None
+
+    def _real_number(self, v):
+        k = self.kinds.before(self.current, v) if self.kinds is not None and self.current is not None else None
+        return k is not None and k.rank0 and k.dtype == "d" and self.buffers
+
     def _fullness(self, expr, kind):
-        """"owned" when expr makes a new array of kind's shape, "full" when it names one (an alias),
-        None when it may be smaller (a number, the symbolic zero) or is not known."""
+        """("owned", shape) when expr makes a new array of kind's shape, ("full", shape) when it
+        names one (an alias), None when it may be smaller (a number, the symbolic zero) or is not
+        known."""
         if self._full(expr, kind.shape):
-            return "full" if isinstance(expr, ast.Name) else "owned"
+            return ("full" if isinstance(expr, ast.Name) else "owned", kind.shape)
         return None
 
     def _shape_of(self, e):
@@ -300,7 +318,8 @@ class Reverse:
         if isinstance(e, ast.Name):
             v = self.bar_of.get(e.id)
             if v is not None:
-                return bool(self.own.get(e.id)) and self._kind_here(v).shape == shape
+                s = self.own.get(e.id)
+                return s is not None and s[1] == shape
             return self._shape_of(e) == shape
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
             for a, b in ((e.left, e.right), (e.right, e.left)):
@@ -310,9 +329,12 @@ class Reverse:
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             return self._full(e.operand, shape)
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
-                and e.func.value.id == "np" and len(e.args) == 1 and not e.keywords \
-                and isinstance(getattr(np, e.func.attr, None), np.ufunc):
-            return self._full(e.args[0], shape)
+                and e.func.value.id == "np" and e.args and not e.keywords:
+            f = getattr(np, e.func.attr, None)
+            if isinstance(f, np.ufunc) and len(e.args) == 1:
+                return self._full(e.args[0], shape)
+            if f in (np.full_like, np.zeros_like, np.ones_like) and isinstance(e.args[0], ast.Name):
+                return self.bar_of.get(e.args[0].id) is None and self._shape_of(e.args[0]) == shape
         return False
 
     def _rank0(self, e):
@@ -334,6 +356,21 @@ class Reverse:
             k = self.kinds.before(op.node, idx.id)
             ok = k.cat == "py" and k.dtype == "l"
         return idx if ok and self.kinds.result(op.node).rank0 else None
+
+    def _written_number(self, st, y, v):
+        """The index of `y[i] = v` when it writes one number (v) into a known 1-d float array
+        at an int constant or int loop variable, else None."""
+        idx = st.targets[0].slice
+        kind = self._buffer_kind(y)
+        if kind is None or kind.ndim != 1 or not isinstance(v, ast.Name) or \
+                not self.kinds.before(st, v.id).rank0:
+            return None
+        if isinstance(idx, ast.Constant):
+            return idx if type(idx.value) is int else None
+        if isinstance(idx, ast.Name):
+            k = self.kinds.before(st, idx.id)
+            return idx if k.cat == "py" and k.dtype == "l" else None
+        return None
 
     def _same_shape(self, st, n):
         """Is the operand n known to have the shape of st's result (then its cotangent needs no
@@ -429,10 +466,19 @@ class Reverse:
         idx = index_expr(st.targets[0].slice)
         if y in self.an.active and y in self.an.useful and b in live:
             v = op.rhs
-            if isinstance(v, ast.Name) and v.id in self.an.active:
-                self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)), N(v.id)))
-            code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
-            self.own.pop(b, None)
+            item = self._written_number(st, y, v)
+            item = item if item is not None and self._state(b, self._buffer_kind(y)) == "owned" else None
+            if item is not None:    # one number of an owned buffer: read it, then clear it in place
+                if v.id in self.an.active:
+                    self.contribute(code, live, v.id, ast.Subscript(N(b), ast_copy(item), ast.Load()))
+                code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())],
+                                       value=ast.Constant(0.0)))
+            else:
+                if isinstance(v, ast.Name) and v.id in self.an.active:
+                    self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)),
+                                                         N(v.id)))
+                code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
+                self.own.pop(b, None)
         code.append(self.marker("restore", y, st))
         return code
 
@@ -480,7 +526,7 @@ class Reverse:
         v = self.bar_of.get(b)
         kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
         if kind is not None:
-            self.own[b] = "owned"
+            self.own[b] = ("owned", kind.shape)
             return assign(b, _zeros_like(v))
         self.own.pop(b, None)
         return assign(b, ast.Constant(0.0))
@@ -676,7 +722,9 @@ class Reverse:
         for w in self.wrt:
             b = self.bar(w)
             val = N(b) if b in live else ast.Constant(0.0)
-            if self.top_level:
+            if self.top_level and b in live and self.own.get(b, ("",))[0] == "owned" and not self.row_sparse:
+                grads.append(val)       # already what finalize makes: a new float64 array of w's shape
+            elif self.top_level:
                 args = [val, N(w)] + ([ast.Constant(True)] if w in self.row_sparse else [])
                 grads.append(rt("finalize", *args))
             else:
@@ -688,7 +736,9 @@ class Reverse:
         body = [doc] + ([assign(self.tape, ast.List([], ast.Load()))] if uses_tape else []) + _dedupe(inits) + primal
         if return_value:    # grad/value_and_grad: keep the output, check it, then seed its cotangent
             value = self.namer.fresh(fn.name + "_value")
-            body.append(assign(value, rt("snapshot", ast_copy(ret))))
+            known_number = self.kinds is not None and isinstance(ret, ast.Name) and \
+                self.kinds.exit_of_body(ret.id).rank0
+            body.append(assign(value, ast_copy(ret) if known_number else rt("snapshot", ast_copy(ret))))
             body.append(assign(self.seed, rt("seed", N(value), N(self.seed))))
             out = ast.Tuple([N(value), out.elts[1]], ast.Load())
         if adjoint:
@@ -743,7 +793,8 @@ class Reverse:
 
 def _meet(a, b):
     """The ownership facts that hold on both paths."""
-    return {k: ("owned" if v == b[k] == "owned" else "full") for k, v in a.items() if k in b}
+    return {k: ("owned" if v[0] == b[k][0] == "owned" else "full", v[1]) for k, v in a.items()
+            if k in b and b[k][1] == v[1]}
 
 
 def _zeros_like(v):
