@@ -357,6 +357,27 @@ class Reverse:
             ok = k.cat == "py" and k.dtype == "l"
         return idx if ok and self.kinds.result(op.node).rank0 else None
 
+    def _int_index(self, st, x, idx):
+        """Does x[idx] (before st) read one number of a known 1-d array at an int?"""
+        if self.kinds is None:
+            return False
+        k = self.kinds.before(st, x)
+        if k.cat != "array" or k.ndim != 1:
+            return False
+        if isinstance(idx, ast.Constant):
+            return type(idx.value) is int
+        if isinstance(idx, ast.Name):
+            ki = self.kinds.before(st, idx.id)
+            return ki.cat == "py" and ki.dtype == "l"
+        return False
+
+    def _int_read(self, op):
+        """`y = x[i]` with x a known 1-d array and i an int: it runs as written (not rt.getitem)."""
+        if op.kind != "assign" or op.rule is None or op.rule.key != "op:Subscript":
+            return False
+        x = op.bound.get("x")
+        return isinstance(x, ast.Name) and self._int_index(op.node, x.id, op.bound.get("idx"))
+
     def _written_number(self, st, y, v):
         """The index of `y[i] = v` when it writes one number (v) into a known 1-d float array
         at an int constant or int loop variable, else None."""
@@ -612,6 +633,8 @@ class Reverse:
                 t = st.targets[0]
                 if t.value.id in self.dict_names:     # the key may be new: rt.saved_item says so
                     saved = rt("saved_item", N(t.value.id), index_expr(ast_copy(t.slice)))
+                elif self._int_index(st, t.value.id, t.slice):      # a number: nothing shares it
+                    saved = ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Load())
                 else:
                     saved = ast.Call(ast.Attribute(N("np"), "copy", ast.Load()),
                                      [ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Load())], [])
@@ -629,7 +652,7 @@ class Reverse:
                 if op.rule is not None and op.rule.user_vjp is not None and id(st) in self.pullbacks:
                     out += self.primal_user_rule(op, depth)
                 else:
-                    out.append(primal_statement(op))
+                    out.append(ast_copy(op.node) if self._int_read(op) else primal_statement(op))
         return out
 
     def primal_user_rule(self, op, depth):
