@@ -323,9 +323,15 @@ class Reverse:
             return self._shape_of(e) == shape
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
             for a, b in ((e.left, e.right), (e.right, e.left)):
-                if self._full(a, shape) and (self._full(b, shape) or self._rank0(b)):
+                if self._full(a, shape) and (self._full(b, shape) or self._rank0(b) or
+                                             self._operand_within(b, shape)):
                     return True
             return False
+        if _is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
+            # summed down to the operand's shape from a full array of the result's shape
+            res = self.kinds.result(self.current)
+            return res.shape is not None and self._shape_of(e.args[1]) == shape and \
+                self.bar_of.get(e.args[1].id) is None and self._full(e.args[0], res.shape)
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             return self._full(e.operand, shape)
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
@@ -336,6 +342,18 @@ class Reverse:
             if f in (np.full_like, np.zeros_like, np.ones_like) and isinstance(e.args[0], ast.Name):
                 return self.bar_of.get(e.args[0].id) is None and self._shape_of(e.args[0]) == shape
         return False
+
+    def _operand_within(self, e, shape):
+        """Is e an operand of the current statement, whose result has `shape` (so e broadcasts
+        into it)?"""
+        if not isinstance(e, ast.Name) or self.bar_of.get(e.id) is not None:
+            return False
+        st = self.current
+        res = self.kinds.result(st) if isinstance(st, ast.Assign) else None
+        if res is None or res.shape != shape or not self._kind_here(e.id).dense:
+            return False
+        op = self.an.op(st)
+        return any(isinstance(a, ast.Name) and a.id == e.id for a in op.bound.values())
 
     def _rank0(self, e):
         if isinstance(e, (ast.BinOp,)):
@@ -812,6 +830,11 @@ class Reverse:
                 st.orelse = []
             out.append(st)
         return _drop_empty(out)
+
+
+def _is_rt_call(e, name):
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == name and \
+        isinstance(e.func.value, ast.Name) and e.func.value.id == "rt"
 
 
 def _meet(a, b):
