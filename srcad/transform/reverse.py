@@ -380,7 +380,7 @@ class Reverse:
         if self.kinds is None:
             return False
         k = self.kinds.before(st, x)
-        if k.cat != "array" or k.ndim != 1:
+        if k.cat != "array" or k.ndim != 1 or k.dtype not in ("d", "f", "l", "?"):
             return False
         if isinstance(idx, ast.Constant):
             return type(idx.value) is int
@@ -434,10 +434,19 @@ class Reverse:
         x = self.kinds.before(op.node, b["x"].id)
         if x.cat != "array" or x.dtype not in ("d", "f") or not x.ndim:
             return None
+        like = self._shape_source(op.node, b["x"].id, x)
         fill = N(g)
         if op.rule.key in (np.mean, ".mean"):
-            fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(b["x"].id), "size", ast.Load()))
-        return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(b["x"].id), fill], [])
+            fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(like), "size", ast.Load()))
+        return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(like), fill], [])
+
+    def _shape_source(self, st, name, kind):
+        """A name that lends `name`'s shape and dtype to the adjoint of st: a parameter that is
+        never assigned and has the same kind there (nothing to tape for it), else name itself."""
+        for p in self.params:
+            if p != name and self.sites[p] == [(None, 0)] and self.kinds.before(st, p) == kind:
+                return p
+        return name
 
     def transposed_jvp(self, op, g, live, active):
         """A function with a forward rule only (custom_jvp, register_jvp): the rule is linear in the
