@@ -289,7 +289,7 @@ class Reverse:
         names one (an alias), None when it may be smaller (a number, the symbolic zero) or is not
         known."""
         if self._full(expr, kind.shape):
-            return ("full" if isinstance(expr, ast.Name) else "owned", kind.shape)
+            return ("owned" if _fresh(expr) else "full", kind.shape)
         return None
 
     def _shape_of(self, e):
@@ -839,6 +839,17 @@ class Reverse:
                 st.orelse = []
             out.append(st)
         return _drop_empty(out)
+
+
+def _fresh(e):
+    """Does evaluating e make a new array (rather than hand back one that a name holds)? Only for
+    the forms _full accepts: arithmetic, NumPy ufuncs and *_like constructors, rt.unbroadcast."""
+    if isinstance(e, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if _is_rt_call(e, "unbroadcast"):       # hands back its argument when the shapes agree
+        return _fresh(e.args[0])
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and \
+        isinstance(e.func.value, ast.Name) and e.func.value.id == "np"
 
 
 def _is_rt_call(e, name):
