@@ -1,13 +1,14 @@
 """emit: the generated module as text a person reads, with a comment per user line."""
 import ast
 import re
+import types
 
 from ..errors import function_mark
 
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
 
 
-def unparse_with_comments(tree):
+def unparse_with_comments(tree: ast.AST) -> str:
     text = ast.unparse(ast.fix_missing_locations(tree))
     out = []
     for line in text.splitlines():
@@ -26,7 +27,7 @@ def _origin(f):
     return function_mark(*origin) + "\n" if origin else ""
 
 
-def module_text(header, imports, functions, supplied):
+def module_text(header: list[str], imports: list[str], functions: list[ast.FunctionDef], supplied: dict) -> str:
     lines = [f"# {h}" for h in header]
     if supplied:
         lines.append("# names that srcad supplies when it loads this module (the function's free variables): "
@@ -44,7 +45,8 @@ def _header(func, mode, wrt_names):
             "generated code: a standalone module that imports only numpy, scipy and srcad.runtime"]
 
 
-def build(func, mode, wrt, row_sparse=(), variant="plain"):
+def build(func: types.FunctionType, mode: str, wrt: int | str | tuple, row_sparse=(), variant: str = "plain"
+          ) -> tuple[str, dict, str, list]:
     """(module text, names srcad supplies, main function name, watch) for func's derivative; the
     watch lists the (parsed function, free name, object) bindings the text was built from."""
     from .unit import Unit
