@@ -36,6 +36,17 @@ class _Marker:
 
 
 class Reverse:
+    """The reverse-mode pass: a normalized function -> its adjoint (see the module docstring).
+
+    Input: a normalized function, its Analysis, the Namer of its normalization, the names
+    differentiated and the cotangent seed's name.
+    Output (`run`): a FunctionDef `<f>_vjp(params..., seed)` that runs the primal sweep, taping
+    what later statements overwrite, then the adjoint sweep, and returns the cotangents of wrt.
+    Invariants: only active and useful names get cotangents (`<name>_bar`); each adjoint reads
+    the primal values of its own moment (every overwritten value is popped back before the
+    adjoints of earlier statements run); the primal sweep computes exactly what the user's
+    code does."""
+
     def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
                  check_numerics=False, checkpoint=None, kinds=None):
         self.check_numerics, self.current = check_numerics, None
