@@ -180,10 +180,6 @@ def einsum_ellipsis(A):
     return np.sum(np.einsum("...i->...", A))  # here
 
 
-def einsum_trace(A):
-    return np.einsum("ii->", A)  # here
-
-
 def not_a_field(p):
     return np.sum(p.c)  # here
 
@@ -286,3 +282,15 @@ def coo_sum(A, x):
 def joined_unshown(a, b):
     c = a + b  # here
     return c[0] * 1.0 + c[1] * 2.0 + c[2] * 3.0
+
+
+def cov_weighted(x):
+    return np.sum(np.cov(np.stack([x, x * x]), fweights=np.array([1, 2, 1, 1])))  # here
+
+
+def percentile_nearest(x):
+    return np.percentile(x, 40.0, method="nearest")  # here
+
+
+def norm_order_zero(x):
+    return np.linalg.norm(x, 0.0 * x[0])  # here
