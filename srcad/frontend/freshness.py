@@ -12,6 +12,10 @@ That comparison is exact for code that Python's own loader compiled from the fil
 srcad registered itself. For code that came through another loader (an import hook that rewrites
 code, such as pytest's assertion rewriting, or an interactive shell), only the function's name,
 parameters and first line are compared.
+
+Once generated, a derivative stays valid while the function is the one it was generated from:
+`DefinitionWatch` lets the cache check that per call by identity only (the code object, the
+defaults and keyword defaults), with no file read.
 """
 import functools
 import importlib.machinery
@@ -93,3 +97,31 @@ def _stale(func, start):
         f"it reads, so it would differentiate code that does not run. Reload the module "
         f"(importlib.reload({module})) and take the function from it again, or restart "
         f"Python.")
+
+
+class DefinitionWatch:
+    """For the cache's freshness check: what a function is defined as now. Watched by identity:
+    `func.__code__`, `func.__defaults__` and `func.__kwdefaults__` (reassigning any of them makes
+    the generated code stale), and each keyword default's value (the dict may be changed in place)."""
+
+    __slots__ = ("func",)
+
+    def __init__(self, func):
+        self.func = func
+
+    def current(self, key):
+        if isinstance(key, tuple):          # ("kwdefault", name)
+            return (self.func.__kwdefaults__ or {}).get(key[1], _UNSET)
+        return getattr(self.func, key)
+
+
+_UNSET = object()
+
+
+def definition_watch(func):
+    """The watch entries (watch, key, object) of func's definition (see DefinitionWatch)."""
+    w = DefinitionWatch(func)
+    kw = func.__kwdefaults__
+    out = [(w, "__code__", func.__code__), (w, "__defaults__", func.__defaults__), (w, "__kwdefaults__", kw)]
+    out += [(w, ("kwdefault", k), v) for k, v in (kw or {}).items()]
+    return out
