@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import lookup
+from ..syntax import index_expr
 from .callables import transformable
 from .methods import is_user_method, method_call, method_of_object
 
@@ -336,9 +337,3 @@ class Analysis:
                     f"differentiated input (`{text}`)", *self.parsed.where(op.node),
                     hint="build a new value instead (`xs = xs + [v]`, `y[idx] = v`, `y = np.sort(y)`)")
 
-
-def index_expr(sl):
-    """A subscript's index as an expression that can be passed around: `1:` becomes `np.s_[1:]`."""
-    if any(isinstance(n, ast.Slice) for n in ast.walk(sl)):
-        return ast.Subscript(ast.Attribute(ast.Name("np", ast.Load()), "s_", ast.Load()), sl, ast.Load())
-    return sl

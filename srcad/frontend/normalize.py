@@ -19,8 +19,7 @@ import builtins
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
-from ..transform.naming import Namer
-from ..transform.templates import ast_copy
+from ..syntax import N as name, Namer, assign, ast_copy
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
 _DICT_VIEWS = ("keys", "values", "items")
@@ -49,15 +48,6 @@ def _loc(new, old):
         n.col_offset = getattr(old, "col_offset", 0)
         n.end_lineno, n.end_col_offset = n.lineno, n.col_offset
     return new
-
-
-def name(id_, store=False):
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
-
-
-def assign(target, value):
-    t = name(target, store=True) if isinstance(target, str) else target
-    return ast.Assign(targets=[t], value=value)
 
 
 class Normalizer:

@@ -19,7 +19,7 @@ loop-time values for the adjoint sweep, where the steps are re-run (Reverse.ckpt
 import ast
 
 from ..errors import UnsupportedSyntaxError
-from .templates import N, assign, comment, names_read, rt
+from ..syntax import N, assign, comment, names_read, rt
 
 
 def check_loop(rev, st, ends_early):

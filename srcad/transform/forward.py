@@ -7,8 +7,8 @@ placeholder. Control flow is kept as it is: the tangent of an `if` is the same `
 import ast
 
 from ..errors import MissingRuleError
-from .reverse import primal_statement
-from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, param_of, rt
+from ..syntax import N, assign, ast_copy, comment, rt
+from .templates import bound_mapping, instantiate, param_of, primal_statement
 
 
 class Forward:

@@ -12,7 +12,7 @@ matmul).
 import ast
 from collections import Counter
 
-from .templates import is_comment
+from ..syntax import is_comment
 
 # (producer, consumer, position of the temporary among the consumer's args)
 #     -> (fused helper, positions of producer args the fused helper does not take)

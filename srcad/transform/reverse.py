@@ -15,8 +15,8 @@ import inspect
 from collections import defaultdict
 
 from ..errors import MissingRuleError, SrcadError
-from ..frontend.analyze import index_expr
-from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, is_comment, names_read, param_of, rt
+from ..syntax import N, assign, ast_copy, comment, index_expr, is_comment, names_read, rt
+from .templates import bound_mapping, instantiate, param_of, primal_statement
 
 
 class _Marker:
@@ -587,13 +587,3 @@ def _drop_empty(stmts):
             continue
         cleaned.append(st)
     return cleaned
-
-
-def primal_statement(op):
-    """The statement as the generated code runs it: as written, or through the rule's primal
-    template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
-    if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
-        mapping = bound_mapping(op.rule, op.bound)
-        if op.rule.primal_when is None or op.rule.primal_when(mapping):
-            return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
-    return ast_copy(op.node)

@@ -1,38 +1,7 @@
 """Inline a rule's template expression: its parameter names become the call's atoms."""
 import ast
 
-
-def N(id_, store=False):
-    """A Name node."""
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
-
-
-def rt(attr, *args):
-    """A call of a runtime helper: rt.<attr>(*args)."""
-    return ast.Call(ast.Attribute(N("rt"), attr, ast.Load()), list(args), [])
-
-
-def assign(target, value):
-    t = N(target, True) if isinstance(target, str) else target
-    return ast.Assign(targets=[t], value=value)
-
-
-def ast_copy(node):
-    """A deep copy of an AST (several times faster than copy.deepcopy, which it replaces here)."""
-    if isinstance(node, ast.AST):
-        new = node.__class__()
-        for f in node._fields:
-            setattr(new, f, ast_copy(getattr(node, f, None)))
-        for a in node._attributes:
-            if hasattr(node, a):
-                setattr(new, a, getattr(node, a))
-        for extra in ("user_line", "again", "srcad_ckpt"):
-            if hasattr(node, extra):
-                setattr(new, extra, getattr(node, extra))
-        return new
-    if isinstance(node, list):
-        return [ast_copy(x) for x in node]
-    return node
+from ..syntax import N, ast_copy
 
 
 def instantiate(template, mapping):
@@ -77,32 +46,19 @@ def bound_mapping(rule, bound):
     return out
 
 
-_COMMENT_MARK = "\x00srcad-comment\x00"
-
-
-def comment(text):
-    """A statement that the emitter turns into a `# text` line."""
-    return ast.Expr(ast.Constant(_COMMENT_MARK + text))
-
-
-def is_comment(stmt):
-    """Whether stmt is a line comment made by comment()."""
-    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-            and isinstance(stmt.value.value, str) and stmt.value.value.startswith(_COMMENT_MARK))
-
-
-def names_read(nodes):
-    out = set()
-    for n in nodes:
-        for m in ast.walk(n):
-            if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load):
-                out.add(m.id)
-    return out
-
-
 def param_of(key, mapping):
     """The rule parameter an operand key names, with `k` bound to the position for *args items."""
     if isinstance(key, tuple):
         mapping = dict(mapping, k=ast.Constant(key[1]))
         return key[0], mapping
     return key, mapping
+
+
+def primal_statement(op):
+    """The statement as the generated code runs it: as written, or through the rule's primal
+    template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
+    if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
+        mapping = bound_mapping(op.rule, op.bound)
+        if op.rule.primal_when is None or op.rule.primal_when(mapping):
+            return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
+    return ast_copy(op.node)

@@ -21,7 +21,7 @@ from ..frontend.normalize import normalize
 from ..frontend.parse import parse_function
 from .compile import is_generated
 from .fuse import fuse
-from .templates import names_read
+from ..syntax import names_read
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
 
