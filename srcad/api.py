@@ -124,7 +124,7 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
     variant = _variant("value+numerics" if check_numerics else "value", checkpoint)
     handle = cache.Handle(f, "reverse", wrt, rs, variant)
     seed = rt.ScalarSeed(functools.partial(_check_scalar, func=f, has_aux=has_aux), has_aux)
-    main = f.__name__ + "_value_and_vjp"
+    main = getattr(f, "__name__", "") + "_value_and_vjp"    # (not a function: the build says so)
     held = [(None, None, None)]       # (module, its main function, {its seed parameter: seed})
 
     def call(args, kwargs):
