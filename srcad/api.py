@@ -13,11 +13,13 @@ from . import tree as _tree
 from .errors import NonScalarOutputError, SrcadError
 from .frontend.callables import method_function, unpack_callable
 from .inputs import check_args, check_coo_kept, plain, unsorted_coo
+from .transform.kinds import signature as _signature
 
 
-def _module(func, mode, wrt, row_sparse=(), variant="plain"):
-    """The loaded derivative module (srcad/cache.py keeps it); its main function is `srcad_main`."""
-    return cache.module(func, mode, wrt, row_sparse, variant)
+def _module(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
+    """The loaded derivative module (srcad/cache.py keeps it); its main function is `srcad_main`.
+    sig: the abstract signature of the call (transform/kinds.py), which the code is specialised to."""
+    return cache.module(func, mode, wrt, row_sparse, variant, sig)
 
 
 def _as_passed(f, what=None):
@@ -131,7 +133,7 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
         simple = plain(args, kwargs)
         if not simple:
             check_args(f, args, kwargs, wrt)     # real inputs, supported sparse formats
-        mod = handle.module()
+        mod = handle.module(_signature(args, kwargs))     # the code for arguments of these kinds
         known, fn, seed_kw = held[0]
         if known is not mod:
             fn = getattr(mod, main)
@@ -215,7 +217,7 @@ def vjp(f, *args, checkpoint=None):
     y = f(*args)
     if not idx:
         return y, lambda dy: tuple(None for _ in args)
-    mod = _module(f, "reverse", idx, variant=variant)
+    mod = _module(f, "reverse", idx, variant=variant, sig=_signature(args))
     fn = getattr(mod, mod.srcad_main)
 
     def pullback(dy):
@@ -229,8 +231,10 @@ def vjp(f, *args, checkpoint=None):
     return y, pullback
 
 
-def emit(f, mode="reverse", wrt=0, checkpoint=None):
-    """The generated derivative code of f as the text of a standalone Python module."""
+def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None):
+    """The generated derivative code of f as the text of a standalone Python module. With example
+    arguments `args` (a tuple), the code specialised to their kinds (Python float or array, dtype,
+    ndim, sparse class): what grad runs for such arguments."""
     if mode not in ("reverse", "forward"):
         raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}. Pass one of those two.")
     if checkpoint is not None and mode != "reverse":
@@ -238,8 +242,9 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None):
                          "checkpoint, or pass mode='reverse'.")
     passed = _as_passed(f)
     if passed:
-        return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint)
-    return cache.text(f, mode, wrt, _variant("plain", checkpoint))
+        return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint,
+                    None if args is None else tuple(passed[1]) + tuple(args))
+    return cache.text(f, mode, wrt, _variant("plain", checkpoint), None if args is None else _signature(tuple(args)))
 
 
 def jvp(f, primals, tangents):
@@ -556,7 +561,7 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
     n, m = int(np.prod(xshape, dtype=int)), int(np.prod(yshape, dtype=int))
     J = np.zeros((m, n))
     if batched and n > 1:
-        from .batching import Batched, unwrap
+        from .batching import UNBATCHABLE, Batched, unwrap
         chunk = chunk or max(1, min(n, 4_000_000 // max(1, m + n)))
         try:
             for k0 in range(0, n, chunk):
@@ -574,7 +579,7 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
                         raise ValueError("batched tangents disagree with an ordinary sweep")
                 J[:, k0:k0 + B] = block.T
             return J
-        except Exception:         # an operation the batch does not implement: one sweep per direction
+        except UNBATCHABLE:       # an operation the batch does not implement: one sweep per direction
             if strict:
                 raise
             J[:] = 0.0

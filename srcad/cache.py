@@ -57,9 +57,9 @@ _disk = {"dir": None, "bad": None, "warned": False, "written": 0, "held": None}
 
 
 # ---- the keys and the in-memory caches --------------------------------------------------------
-def _key(func, mode, wrt, row_sparse, variant):
+def _key(func, mode, wrt, row_sparse, variant, sig=None):
     wrt = tuple(wrt) if isinstance(wrt, (tuple, list)) else wrt
-    return (func, mode, wrt, tuple(row_sparse), variant, registry.generation[0])
+    return (func, mode, wrt, tuple(row_sparse), variant, sig, registry.generation[0])
 
 
 def _fresh(watch):
@@ -72,12 +72,13 @@ def _fresh(watch):
     return True
 
 
-def text(func, mode="reverse", wrt=0, variant="plain"):
-    """The generated module text of func's derivative (the plain `<f>_vjp` / `<f>_jvp` of emit)."""
-    return _entry(_key(func, mode, wrt, (), variant), func, mode, wrt, (), variant)[0]
+def text(func, mode="reverse", wrt=0, variant="plain", sig=None):
+    """The generated module text of func's derivative (the plain `<f>_vjp` / `<f>_jvp` of emit);
+    sig, an abstract signature (transform/kinds.py), specialises it to arguments of those kinds."""
+    return _entry(_key(func, mode, wrt, (), variant, sig), func, mode, wrt, (), variant, sig)[0]
 
 
-def _entry(key, func, mode, wrt, row_sparse, variant):
+def _entry(key, func, mode, wrt, row_sparse, variant, sig=None):
     entry = _TEXTS.get(key)
     if entry is not None and _fresh(entry[3]):
         return entry
@@ -85,19 +86,21 @@ def _entry(key, func, mode, wrt, row_sparse, variant):
         _forget_old_generations()
         entry = _TEXTS.get(key)
         if entry is None or not _fresh(entry[3]):
-            entry = _TEXTS[key] = build(func, mode, wrt, row_sparse, variant)
+            entry = _TEXTS[key] = build(func, mode, wrt, row_sparse, variant, sig)
             _MODULES.pop(key, None)
         return entry
 
 
-def entry(func, mode, wrt, row_sparse=(), variant="plain"):
+def entry(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
     """(text, supplied names, main function name, watch) of func's derivative module."""
-    return _entry(_key(func, mode, wrt, row_sparse, variant), func, mode, wrt, row_sparse, variant)
+    return _entry(_key(func, mode, wrt, row_sparse, variant, sig), func, mode, wrt, row_sparse, variant, sig)
 
 
-def module(func, mode, wrt, row_sparse=(), variant="plain"):
-    """The loaded module of func's derivative; its main function is `module.srcad_main`."""
-    key = _key(func, mode, wrt, row_sparse, variant)
+def module(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
+    """The loaded module of func's derivative; its main function is `module.srcad_main`. With an
+    abstract signature sig (transform/kinds.py: the kinds of the call's arguments) the code is
+    specialised to arguments of those kinds, and cached per signature."""
+    key = _key(func, mode, wrt, row_sparse, variant, sig)
     mod = _MODULES.get(key)
     if mod is not None and _fresh(mod.srcad_watch):
         return mod
@@ -105,7 +108,7 @@ def module(func, mode, wrt, row_sparse=(), variant="plain"):
         _forget_old_generations()
         mod = _MODULES.get(key)
         if mod is None or not _fresh(mod.srcad_watch):
-            source, supplied, main, watch = _entry(key, func, mode, wrt, row_sparse, variant)
+            source, supplied, main, watch = _entry(key, func, mode, wrt, row_sparse, variant, sig)
             mod = load(source, func.__name__, supplied)
             mod.srcad_main, mod.srcad_watch = main, watch
             _use_live_defaults(getattr(mod, main), func)
@@ -136,25 +139,27 @@ def _use_live_defaults(main, func):
 
 
 class Handle:
-    """An operator's hold on one derivative module between calls (what grad(f) keeps): looked
-    up in the cache at the first call, then at each call only checked, by identity tests, to be
-    still fresh: no rule registered and no clear_memory() since, and every binding it was built
-    from unchanged (`_fresh`). Otherwise it is looked up again."""
+    """An operator's hold on its derivative modules between calls (what grad(f) keeps), one per
+    abstract signature of the arguments: looked up in the cache at the first call with that
+    signature, then at each call only checked, by identity tests, to be still fresh: no rule
+    registered and no clear_memory() since, and every binding it was built from unchanged
+    (`_fresh`). Otherwise it is looked up again."""
 
     __slots__ = ("key", "held")
 
     def __init__(self, func, mode, wrt, row_sparse=(), variant="plain"):
         self.key = (func, mode, wrt, tuple(row_sparse), variant)
-        self.held = (None, None, None)      # (module, rule generation, clear_memory count), one object
+        self.held = {}      # signature -> (module, rule generation, clear_memory count), one object
 
-    def module(self):
-        mod, generation, cleared = self.held
-        if mod is not None and generation == registry.generation[0] and cleared == _cleared[0] \
-                and _fresh(mod.srcad_watch):
-            return mod
+    def module(self, sig=None):
+        held = self.held.get(sig)
+        if held is not None:
+            mod, generation, cleared = held
+            if generation == registry.generation[0] and cleared == _cleared[0] and _fresh(mod.srcad_watch):
+                return mod
         generation, cleared = registry.generation[0], _cleared[0]
-        mod = module(*self.key)
-        self.held = (mod, generation, cleared)
+        mod = module(*self.key, sig)
+        self.held[sig] = (mod, generation, cleared)
         return mod
 
 
