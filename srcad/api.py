@@ -3,6 +3,7 @@ check_grad. The generated code they run comes from srcad/cache.py."""
 import functools
 import inspect
 import numbers
+import types
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,7 +50,19 @@ def _bind_front(op, f, pre, kw):
     return functools.update_wrapper(wrapper, f) if hasattr(f, "__name__") else wrapper
 
 
+_PARAMS = {}        # code object -> parameter names (a plain function's names follow its code object)
+
+
 def _params(func):
+    """func's parameter names, worked out once per code object for a plain function."""
+    if type(func) is types.FunctionType and "__wrapped__" not in func.__dict__ \
+            and "__signature__" not in func.__dict__:
+        names = _PARAMS.get(func.__code__)
+        if names is None:
+            if len(_PARAMS) > 4096:
+                _PARAMS.clear()
+            names = _PARAMS[func.__code__] = tuple(inspect.signature(func).parameters)
+        return list(names)
     return list(inspect.signature(func).parameters)
 
 
@@ -190,6 +203,11 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
 
 
 def _differentiable_arg(a):
+    t = type(a)
+    if t is float:
+        return True
+    if t is np.ndarray and a.dtype.kind in "fc":
+        return True
     if _tree.is_node(a):
         return any(_differentiable_arg(v) for v in _tree.tree_leaves(a))
     if sp.issparse(a):

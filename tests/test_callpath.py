@@ -207,3 +207,33 @@ def test_keyword_arguments_reach_the_generated_code(mod):
     g = srcad.grad(f)
     close_to_fd(lambda x: f(x, a=1.5, b=-2.0), (X,), g(X, a=1.5, b=-2.0))
     close_to_fd(f, (X,), g(x=X))
+
+
+# ---- the runtime helpers' common cases (plain arrays and floats first) ----------------------
+def item_loop(x):
+    s = 0.0
+    for i in range(3):
+        x = x * 0.9 + np.sin(x) * 0.1
+        s += x[0] * x[1] - 2.0 * x[2]
+    return s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_item_reads_in_a_loop_against_finite_differences(dtype):
+    x = X.astype(dtype)
+    got = srcad.grad(item_loop)(x)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, numerical_grad(item_loop, (X,)), rtol=1e-4 if dtype == np.float32 else 1e-6,
+                               atol=1e-5 if dtype == np.float32 else 1e-8)
+
+
+@pytest.mark.parametrize("n", [3, 5000])
+def test_the_cotangent_of_a_whole_sum_small_and_large(n):
+    x = np.linspace(-1.0, 1.0, n)
+    got = srcad.grad(lambda v: np.sum(v) * 3.0)(x)
+    assert got.flags.writeable and got.shape == x.shape
+    np.testing.assert_array_equal(got, np.full(n, 3.0))              # analytic
+    got = srcad.grad(lambda v: np.sum(v * v))(x)
+    np.testing.assert_allclose(got, 2.0 * x)
+    got[0] = 7.0                                                     # the caller owns it
+    np.testing.assert_allclose(srcad.grad(lambda v: np.sum(v * v))(x), 2.0 * x)

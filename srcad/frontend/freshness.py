@@ -100,28 +100,30 @@ def _stale(func, start):
 
 
 class DefinitionWatch:
-    """For the cache's freshness check: what a function is defined as now. Watched by identity:
-    `func.__code__`, `func.__defaults__` and `func.__kwdefaults__` (reassigning any of them makes
-    the generated code stale), and each keyword default's value (the dict may be changed in place)."""
+    """For the cache's freshness check: whether a function is still defined as it was, by
+    identity: `func.__code__`, `func.__defaults__` and `func.__kwdefaults__` (reassigning any of
+    them makes the generated code stale), and each keyword default's value (that dict may be
+    changed in place). One watch entry `(w, None, w)`: `w.current(None)` is w while nothing
+    changed."""
 
-    __slots__ = ("func",)
+    __slots__ = ("func", "code", "defaults", "kwdefaults", "kwvalues")
 
     def __init__(self, func):
-        self.func = func
+        self.func, self.code, self.defaults = func, func.__code__, func.__defaults__
+        self.kwdefaults = func.__kwdefaults__
+        self.kwvalues = tuple(self.kwdefaults.values()) if self.kwdefaults else ()
 
-    def current(self, key):
-        if isinstance(key, tuple):          # ("kwdefault", name)
-            return (self.func.__kwdefaults__ or {}).get(key[1], _UNSET)
-        return getattr(self.func, key)
-
-
-_UNSET = object()
+    def current(self, _key):
+        f = self.func
+        if f.__code__ is self.code and f.__defaults__ is self.defaults and f.__kwdefaults__ is self.kwdefaults:
+            kw = self.kwdefaults
+            if not kw or len(kw) == len(self.kwvalues) and all(
+                    a is b for a, b in zip(kw.values(), self.kwvalues)):
+                return self
+        return None
 
 
 def definition_watch(func):
     """The watch entries (watch, key, object) of func's definition (see DefinitionWatch)."""
     w = DefinitionWatch(func)
-    kw = func.__kwdefaults__
-    out = [(w, "__code__", func.__code__), (w, "__defaults__", func.__defaults__), (w, "__kwdefaults__", kw)]
-    out += [(w, ("kwdefault", k), v) for k, v in (kw or {}).items()]
-    return out
+    return [(w, None, w)]
