@@ -379,6 +379,25 @@ def test_dead_continue_flag_and_empty_branches():
     """)
 
 
+def test_an_emptied_if_still_asks_its_test_where_the_primal_did_not_run():
+    src = """
+        def f(x, c):
+            if c:
+                flag = True
+            return x
+    """
+    same(clean(src, primal_ran=False), """
+        def f(x, c):
+            if c:
+                pass
+            return x
+    """)        # bool(c) raises for an array c, as the user's function would
+    same(clean(src, primal_ran=True), """
+        def f(x, c):
+            return x
+    """)
+
+
 def test_empty_then_branch_becomes_negated_test():
     same(clean("""
         def f(c, x):
