@@ -16,10 +16,10 @@ _OPS = {ast.Add: "sum", ast.Sub: "diff", ast.Mult: "prod", ast.Div: "ratio", ast
 class Namer:
     """Hands out fresh names that collide with nothing the user wrote."""
 
-    def __init__(self, taken):
+    def __init__(self, taken: set[str]):
         self.taken = set(taken)
 
-    def fresh(self, base):
+    def fresh(self, base: str) -> str:
         base = re.sub(r"\W", "_", base).strip("_") or "t"
         if base[0].isdigit() or keyword.iskeyword(base):
             base = "v_" + base
@@ -30,11 +30,11 @@ class Namer:
         self.taken.add(cand)
         return cand
 
-    def reserve(self, name):
+    def reserve(self, name: str) -> None:
         self.taken.add(name)
 
     @staticmethod
-    def describe(rhs, hint):
+    def describe(rhs: ast.AST, hint: str) -> str:
         """A name for the value an operation holds: exp_z for np.exp(z), neg_z for -z."""
         def short(a):
             return a.id if isinstance(a, ast.Name) and len(a.id) <= 12 else None
@@ -56,17 +56,17 @@ class Namer:
         return hint
 
 
-def N(id_, store=False):
+def N(id_: str, store: bool = False) -> ast.Name:
     """A Name node."""
     return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
 
 
-def rt(attr, *args):
+def rt(attr: str, *args: ast.expr) -> ast.Call:
     """A call of a runtime helper: rt.<attr>(*args)."""
     return ast.Call(ast.Attribute(N("rt"), attr, ast.Load()), list(args), [])
 
 
-def assign(target, value):
+def assign(target: str | ast.expr, value: ast.expr) -> ast.Assign:
     """`target = value`; a str target becomes a Name."""
     t = N(target, True) if isinstance(target, str) else target
     return ast.Assign(targets=[t], value=value)
@@ -93,18 +93,18 @@ def ast_copy(node):
 _COMMENT_MARK = "\x00srcad-comment\x00"    # transform/emit.py turns it back into a `#` line
 
 
-def comment(text):
+def comment(text: str) -> ast.Expr:
     """A statement that the emitter turns into a `# text` line."""
     return ast.Expr(ast.Constant(_COMMENT_MARK + text))
 
 
-def is_comment(stmt):
+def is_comment(stmt: ast.AST) -> bool:
     """Whether stmt is a line comment made by comment()."""
     return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
             and isinstance(stmt.value.value, str) and stmt.value.value.startswith(_COMMENT_MARK))
 
 
-def names_read(nodes):
+def names_read(nodes) -> set[str]:
     """The names loaded anywhere in nodes."""
     out = set()
     for n in nodes:
@@ -114,7 +114,7 @@ def names_read(nodes):
     return out
 
 
-def index_expr(sl):
+def index_expr(sl: ast.expr) -> ast.expr:
     """A subscript's index as an expression that can be passed around: `1:` becomes `np.s_[1:]`."""
     if any(isinstance(n, ast.Slice) for n in ast.walk(sl)):
         return ast.Subscript(ast.Attribute(ast.Name("np", ast.Load()), "s_", ast.Load()), sl, ast.Load())

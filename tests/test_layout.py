@@ -54,3 +54,43 @@ def test_import_resolution_sees_relative_imports():
     tree = ast.parse("from ..transform.templates import x\nfrom ..syntax import N\nfrom . import parse\n")
     got = {mod for _, mod in _imported(tree, os.path.join("frontend", "m.py"))}
     assert got == {"srcad.transform.templates", "srcad.syntax", "srcad.frontend.parse"}
+
+
+
+
+def test_the_pass_classes_are_documented_as_passes():
+    want = {"Reverse": "transform/reverse.py", "Forward": "transform/forward.py", "Unit": "transform/unit.py",
+            "Analysis": "frontend/analyze.py", "Normalizer": "frontend/normalize.py",
+            "_Aliases": "frontend/aliases.py", "_Desugar": "frontend/inplace.py", "_Fence": "frontend/fence.py",
+            "_Lowerer": "frontend/jumps.py"}
+    found = {}
+    for rel, tree in _modules():
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name in want and rel == want[node.name]:
+                found[node.name] = ast.get_docstring(node) or ""
+    assert set(found) == set(want)
+    for name, doc in found.items():
+        for word in ("Input", "Output", "Invariant"):
+            assert word in doc, f"{name}'s docstring does not state its {word.lower()}"
+
+
+
+def test_frontend_docstring_follows_the_order_the_driver_runs_the_passes():
+    """The order of srcad/frontend/__init__.py's listing is the order in which transform/unit.py
+    first calls each frontend module's entry point."""
+    with open(os.path.join(ROOT, "frontend", "__init__.py")) as fh:
+        doc = ast.get_docstring(ast.parse(fh.read()))
+    listed = [ln.split()[0] for ln in doc.splitlines() if ln.startswith("  ") and not ln.startswith("   ")
+              and ln.split()[0].endswith(".py")]
+    with open(os.path.join(ROOT, "transform", "unit.py")) as fh:
+        tree = ast.parse(fh.read())
+    module_of = {a.asname or a.name: node.module.split(".")[-1] + ".py" for node in tree.body
+                 if isinstance(node, ast.ImportFrom) and node.level == 2 and (node.module or "").startswith("frontend.")
+                 for a in node.names}
+    calls = sorted((n.lineno, n.col_offset, n.func.id) for n in ast.walk(tree)
+                   if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in module_of)
+    order = []
+    for _, _, name in calls:      # helpers that the listing names inside a pass's line are left out
+        if module_of[name] not in order and module_of[name] in listed:
+            order.append(module_of[name])
+    assert listed == order

@@ -20,6 +20,7 @@ import builtins
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
 from ..syntax import N as name, Namer, assign, ast_copy
+from .parse import Parsed
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
 _DICT_VIEWS = ("keys", "values", "items")
@@ -51,6 +52,16 @@ def _loc(new, old):
 
 
 class Normalizer:
+    """The normalize pass (see the module docstring).
+
+    Input: a parsed function whose tree has been fenced and alias-checked.
+    Output (through `normalize`): a new FunctionDef whose body holds one operation per
+    statement on atoms (names and constants), with sugar removed (augmented assignments,
+    comprehensions, dict displays, nested defs lifted), and `namer`, the fresh-name source
+    later passes keep using.
+    Invariants: every statement carries `user_line`, the user line it comes from; fresh names
+    collide with no user name; the user's tree is copied, not changed."""
+
     def __init__(self, parsed):
         self.parsed = parsed
         fn = parsed.tree
@@ -557,6 +568,7 @@ class Normalizer:
 def _dict_names(fn, parsed, locals_):
     """(names some assignment gives a dict, names some assignment gives something else), for
     loops over a dict (its keys) and for the tape of item assignments (a key may be new)."""
+
     def is_dict(v, dicts):
         if isinstance(v, (ast.Dict, ast.DictComp)):
             return True
@@ -630,7 +642,7 @@ def _keep_line(node, src):
     return node
 
 
-def normalize(parsed):
+def normalize(parsed: Parsed) -> tuple[ast.FunctionDef, Normalizer]:
     """A normalized copy of the parsed function (see the module docstring), jumps lowered."""
     from .jumps import lower_jumps
     n = Normalizer(parsed)

@@ -7,7 +7,7 @@ from ..errors import function_mark
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
 
 
-def unparse_with_comments(tree):
+def unparse_with_comments(tree: ast.AST) -> str:
     text = ast.unparse(ast.fix_missing_locations(tree))
     out = []
     for line in text.splitlines():
@@ -26,7 +26,7 @@ def _origin(f):
     return function_mark(*origin) + "\n" if origin else ""
 
 
-def module_text(header, imports, functions, supplied):
+def module_text(header: list[str], imports: list[str], functions: list[ast.FunctionDef], supplied: dict) -> str:
     lines = [f"# {h}" for h in header]
     if supplied:
         lines.append("# names that srcad supplies when it loads this module (the function's free variables): "
@@ -44,14 +44,16 @@ def _header(func, mode, wrt_names):
             "generated code: a standalone module that imports only numpy, scipy and srcad.runtime"]
 
 
-def build(func, mode, wrt, row_sparse=(), variant="plain"):
+def build(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
     """(module text, names srcad supplies, main function name, watch) for func's derivative; the
-    watch lists the (parsed function, free name, object) bindings the text was built from."""
+    watch lists the (parsed function, free name, object) bindings the text was built from. sig:
+    the abstract signature of the arguments the code is specialised to (None: any arguments)."""
     from .unit import Unit
     if not hasattr(func, "__code__"):        # not a Python function: parse says so, in a sentence
         from ..frontend.parse import parse_function
         parse_function(func)
     unit = Unit(mode)
+    unit.signature = sig
     parts = variant.split("+")
     unit.check_numerics = "numerics" in parts
     unit.checkpoint = next((int(p[4:]) for p in parts if p.startswith("ckpt")), None)

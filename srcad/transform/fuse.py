@@ -40,7 +40,7 @@ def _single_assign(stmt):
     return None
 
 
-def fuse(fn):
+def fuse(fn: ast.FunctionDef) -> ast.FunctionDef:
     """Apply FUSIONS in place to a generated FunctionDef until none applies; returns it."""
     while _fuse_once(fn):
         pass

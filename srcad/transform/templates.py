@@ -1,10 +1,12 @@
 """Inline a rule's template expression: its parameter names become the call's atoms."""
 import ast
 
+from ..frontend.analyze import Op
+from ..rules.registry import Rule
 from ..syntax import N, ast_copy
 
 
-def instantiate(template, mapping):
+def instantiate(template: ast.AST, mapping: dict[str, ast.AST]) -> ast.AST:
     """A copy of `template` with every name in `mapping` replaced by (a copy of) its AST, and
     arithmetic on constants folded (`x ** (2 - 1)` reads, and runs, as `x`)."""
     class _Sub(ast.NodeTransformer):
@@ -16,6 +18,8 @@ def instantiate(template, mapping):
 
 
 class _Fold(ast.NodeTransformer):
+    """Folds arithmetic on numeric constants and `x ** 1` in an instantiated template."""
+
     _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
 
     def visit_BinOp(self, node):
@@ -31,7 +35,7 @@ class _Fold(ast.NodeTransformer):
         return node
 
 
-def bound_mapping(rule, bound):
+def bound_mapping(rule: Rule, bound: dict) -> dict[str, ast.AST]:
     """Parameter name -> argument AST, with defaults filled in for parameters not passed."""
     out = {}
     for p, param in rule.signature.parameters.items():
@@ -46,7 +50,7 @@ def bound_mapping(rule, bound):
     return out
 
 
-def param_of(key, mapping):
+def param_of(key: str | tuple, mapping: dict[str, ast.AST]) -> tuple[str, dict[str, ast.AST]]:
     """The rule parameter an operand key names, with `k` bound to the position for *args items."""
     if isinstance(key, tuple):
         mapping = dict(mapping, k=ast.Constant(key[1]))
@@ -54,7 +58,7 @@ def param_of(key, mapping):
     return key, mapping
 
 
-def primal_statement(op):
+def primal_statement(op: Op) -> ast.stmt:
     """The statement as the generated code runs it: as written, or through the rule's primal
     template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
     if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:

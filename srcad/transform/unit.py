@@ -11,6 +11,7 @@ import keyword
 import math
 import re
 import types
+from typing import TYPE_CHECKING
 
 from ..errors import SrcadError
 from ..frontend.aliases import check_aliases
@@ -22,10 +23,14 @@ from .compile import is_generated
 from .fuse import fuse
 from ..syntax import names_read
 
+if TYPE_CHECKING:
+    from ..frontend.normalize import Normalizer
+    from ..frontend.parse import Parsed
+
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
 
 
-def prepare(func, wrt_names=None):
+def prepare(func: types.FunctionType, wrt_names=None) -> tuple["Parsed", ast.FunctionDef, "Normalizer"]:
     """parse -> fence -> normalize, and the analysis for the given active parameters."""
     parsed = parse_function(func)
     fence(parsed)
@@ -36,7 +41,7 @@ def prepare(func, wrt_names=None):
     return parsed, fn, normalizer
 
 
-def wrt_names_of(fn, wrt):
+def wrt_names_of(fn: ast.FunctionDef, wrt: int | str | tuple) -> list[str]:
     params = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
     out = []
     for w in (wrt if isinstance(wrt, tuple) else (wrt,)):
@@ -55,6 +60,15 @@ def wrt_names_of(fn, wrt):
 
 
 class Unit:
+    """A compilation unit: drives the passes for one function and every user function it calls.
+
+    Input: a user function, the mode and wrt (through `reverse` / `forward`).
+    Output: `functions`, the generated FunctionDefs in emission order (primal copies, callees'
+    derivatives, then the main one), ready for emit.
+    Invariants: each (callee, active arguments) pair is differentiated once; generated names
+    are unique in the unit; every generated function remembers the user function it comes
+    from (`srcad_from`), so errors can be placed on the user's code."""
+
     def __init__(self, mode="reverse"):
         self.mode = mode
         self.functions = []          # generated functions, in emission order
@@ -86,9 +100,12 @@ class Unit:
         an.check_mutations()
         seed = normalizer.namer.fresh(fn.name + "_bar")
         name = name or self.fresh(fn.name + "_vjp")
+        from .kinds import Kinds, param_kinds
+        sig = getattr(self, "signature", None) if top_level else None     # callees: any arguments
+        kinds = Kinds(fn, an, param_kinds(func, sig))
         rev = Reverse(fn, an, parsed, normalizer.namer, wrt_names, self, seed, top_level,
                       row_sparse=[n for n in wrt_names if n in set(row_sparse)], check_numerics=check,
-                      checkpoint=getattr(self, "checkpoint", None))
+                      checkpoint=getattr(self, "checkpoint", None), kinds=kinds)
         self.tuple_wrt_of[id(rev)] = isinstance(wrt, tuple)
         out = fuse(rev.run(name, return_value=return_value))
         if rev.ckpt:        # after fusion: the loop's code is exactly that of checkpoint=None
