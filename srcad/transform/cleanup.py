@@ -119,10 +119,11 @@ class Cleanup:
         self._mark_adjoint()
         for _ in range(self.MAX_ROUNDS):
             changed = self._fold_block(self.fn.body) > 0
-            self._liveness()
-            changed |= self._coalesce(self.fn.body)
             self.renamed = []
-            changed |= self._copies(self.fn.body)
+            if self._any_copy(self.fn.body):       # (most rounds after the first have none left)
+                self._liveness()
+                changed |= self._coalesce(self.fn.body)
+                changed |= self._copies(self.fn.body)
             changed |= self._zeros()
             self._liveness()
             changed |= self._keep_useful_renames()
@@ -134,6 +135,12 @@ class Cleanup:
                 break
         _fill(self.fn.body)
         return self.fn
+
+    def _any_copy(self, block):
+        for st in block:
+            if _copy_pair(st) is not None or any(self._any_copy(sub) for sub in _blocks(st)):
+                return True
+        return False
 
     def _mark_adjoint(self):
         start = next((k for k, st in enumerate(self.fn.body) if is_comment(st)
