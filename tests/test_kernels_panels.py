@@ -165,3 +165,26 @@ def test_small_calls_run_on_one_thread_with_the_same_bits():
     X = rng.standard_normal((300, 4))
     got = K.csr_matmul(indptr, indices, data, X, 300)
     np.testing.assert_allclose(got, scipy_csr(indptr, indices, data, 300) @ X, rtol=1e-12, atol=1e-12)
+
+
+def test_row_max_and_its_gradient_same_bits_for_1_and_2_threads_and_match_numpy():
+    """The row max kernels (which prefetch the heads of rows ahead) on a skewed pattern with
+    ties: the values equal np.maximum.reduceat, the gradient (with and without the located
+    positions) equals a hand-written one sharing g evenly among tied entries."""
+    rng = np.random.default_rng(9)
+    n = 50_000
+    lengths = np.where(rng.random(n) < 0.02, rng.integers(20, 600, n), rng.integers(1, 4, n))
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    data = rng.choice(np.arange(-40.0, 40.0), indptr[-1])           # many ties
+    g = rng.standard_normal(n)
+    runs = [with_threads(t, K.csr_row_reduce, indptr, data, n, "max", True) for t in (1, 2)]
+    vals = runs[0][0]
+    assert bits_equal(vals, np.maximum.reduceat(data, indptr[:-1])) and bits_equal(runs[1][0], vals)
+    rows = np.repeat(np.arange(n), lengths)
+    tied = data == vals[rows]
+    want = np.where(tied, g[rows] / np.bincount(rows, weights=tied, minlength=n)[rows], 0.0)
+    for at in (None, runs[0][1]):
+        one = with_threads(1, K.csr_row_reduce_vjp, indptr, data, vals, g, at)
+        two = with_threads(2, K.csr_row_reduce_vjp, indptr, data, vals, g, at)
+        assert bits_equal(one, two)
+        np.testing.assert_allclose(one, want, rtol=1e-15, atol=0)

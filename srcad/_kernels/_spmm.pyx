@@ -7,7 +7,7 @@ Outputs come from the caller; a kernel writes every output entry. Each kernel re
 status: 0 ok, 1 a column/row index out of range, 2 an invalid row pointer.
 """
 import numpy as np
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from libc.stdint cimport int64_t
 
 from ._types cimport real_t, index_t
@@ -210,25 +210,28 @@ def csr_matmul_panels(const index_t[::1] indptr, const index_t[::1] indices,
     if k <= 1:
         raise ValueError("csr_matmul_panels: k < 2 (a matrix-vector product needs no panels)")
     _check_plan(n_rows, heavy, rows, split, bounds, P)
-    for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
-        if not hv[i]:
-            _spmm_row(ip, ix, a, nnz, x, n_cols, y, i, k, errp)
-    for c in prange(n_tasks, nogil=True, schedule='dynamic', chunksize=1, num_threads=nt):
-        for t in range(P):
-            if errp[0]:
-                break
-            for r in range(bd[c], bd[c + 1]):
-                row = rw[r]
-                base = r * (P + 1) + t
-                lo = sp[base]
-                hi = sp[base + 1]
-                start = ip[row]     # (assigned here, not through a pointer: private to the thread)
-                end = ip[row + 1]
-                if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
-                        or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
-                    errp[0] = 2
+    # one parallel region: the long rows' tasks first, then the other rows one by one, so a
+    # thread that finishes its task early takes more of the short rows (no barrier between)
+    with nogil, parallel(num_threads=nt):
+        for c in prange(n_tasks, schedule='dynamic', chunksize=1):
+            for t in range(P):
+                if errp[0]:
                     break
-                _resume_rows(ix, a, nnz, x, n_cols, y + row * k, lo, hi, k, t > 0, errp)
+                for r in range(bd[c], bd[c + 1]):
+                    row = rw[r]
+                    base = r * (P + 1) + t
+                    lo = sp[base]
+                    hi = sp[base + 1]
+                    start = ip[row]     # (assigned here, not through a pointer: private to the thread)
+                    end = ip[row + 1]
+                    if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
+                            or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
+                        errp[0] = 2
+                        break
+                    _resume_rows(ix, a, nnz, x, n_cols, y + row * k, lo, hi, k, t > 0, errp)
+        for i in prange(n_rows, schedule='dynamic', chunksize=32):
+            if not hv[i]:
+                _spmm_row(ip, ix, a, nnz, x, n_cols, y, i, k, errp)
     return err
 
 
@@ -359,25 +362,26 @@ def sddmm_panels(const index_t[::1] indptr, const index_t[::1] indices, const re
     _check_plan(n_rows, heavy, rows, split, bounds, P)
     if indices.shape[0] != nnz:
         raise ValueError("sddmm_panels: vals needs one entry per stored entry")
-    for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
-        if not hv[i]:
-            _sddmm_row(ip, ix, nnz, g, x, n_cols, out, i, k, errp)
-    for c in prange(n_tasks, nogil=True, schedule='dynamic', chunksize=1, num_threads=nt):
-        for t in range(P):
-            if errp[0]:
-                break
-            for r in range(bd[c], bd[c + 1]):
-                row = rw[r]
-                base = r * (P + 1) + t
-                lo = sp[base]
-                hi = sp[base + 1]
-                start = ip[row]     # (assigned here, not through a pointer: private to the thread)
-                end = ip[row + 1]
-                if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
-                        or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
-                    errp[0] = 2
+    with nogil, parallel(num_threads=nt):     # as csr_matmul_panels
+        for c in prange(n_tasks, schedule='dynamic', chunksize=1):
+            for t in range(P):
+                if errp[0]:
                     break
-                _sddmm_range(ix, hi, g + row * k, x, n_cols, out, lo, hi, k, errp)
+                for r in range(bd[c], bd[c + 1]):
+                    row = rw[r]
+                    base = r * (P + 1) + t
+                    lo = sp[base]
+                    hi = sp[base + 1]
+                    start = ip[row]     # (assigned here, not through a pointer: private to the thread)
+                    end = ip[row + 1]
+                    if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
+                            or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
+                        errp[0] = 2
+                        break
+                    _sddmm_range(ix, hi, g + row * k, x, n_cols, out, lo, hi, k, errp)
+        for i in prange(n_rows, schedule='dynamic', chunksize=32):
+            if not hv[i]:
+                _sddmm_row(ip, ix, nnz, g, x, n_cols, out, i, k, errp)
     return err
 
 
