@@ -528,7 +528,7 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
     n, m = int(np.prod(xshape, dtype=int)), int(np.prod(yshape, dtype=int))
     J = np.zeros((m, n))
     if batched and n > 1:
-        from .batching import Batched, unwrap
+        from .batching import UNBATCHABLE, Batched, unwrap
         chunk = chunk or max(1, min(n, 4_000_000 // max(1, m + n)))
         try:
             for k0 in range(0, n, chunk):
@@ -546,7 +546,7 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
                         raise ValueError("batched tangents disagree with an ordinary sweep")
                 J[:, k0:k0 + B] = block.T
             return J
-        except Exception:         # an operation the batch does not implement: one sweep per direction
+        except UNBATCHABLE:       # an operation the batch does not implement: one sweep per direction
             if strict:
                 raise
             J[:] = 0.0

@@ -11,8 +11,18 @@ import numbers
 
 import numpy as np
 
+from .errors import SrcadError
+
+# what a sweep with Batched tangents raises where the batch does not implement an operation (its own
+# TypeError, NumPy's shape and index errors, a missing method, a runtime helper refusing the type):
+# callers then fall back to one sweep per direction
+UNBATCHABLE = (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, NotImplementedError,
+               SrcadError)
+
 
 class Batched:
+    """B tangents of one shape S, held as one array of shape (B,) + S (see the module docstring)."""
+
     __slots__ = ("data",)
     __array_priority__ = 50.0
 

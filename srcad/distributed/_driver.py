@@ -189,13 +189,19 @@ class _Named:
         self.__name__ = name
 
 
+# what user code (and the generated code around it) raises when it fails on a shard's data: NumPy's and
+# SciPy's errors (LinAlgError is a ValueError), Python's own, srcad's; these reach the driver as ShardError
+_USER_CODE_ERRORS = (ArithmeticError, LookupError, ValueError, TypeError, AttributeError, NameError,
+                     AssertionError, RuntimeError, OSError, SrcadError)
+
+
 def _run_shard(program, params, shard, index):
     from .. import api
     mod, fn = _function(program)
     args = tuple(params) + tuple(shard)
     try:
         return api._call_checked(fn, _Named(program.fname), args, {}, program.seed_name, False)
-    except Exception as e:          # any failure of user code: name the shard and the user's line
+    except _USER_CODE_ERRORS as e:  # a failure of user code: name the shard and the user's line
         where = _user_line(e, mod, program)
         raise ShardError(f"shard {index}: {type(e).__name__}: {e}{where}") from None
 

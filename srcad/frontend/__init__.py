@@ -1,0 +1,18 @@
+"""The frontend: a user's Python function -> a normalized, analysed syntax tree.
+
+The passes, in pipeline order (input -> output); srcad/transform/unit.py `prepare` runs them:
+
+  parse.py      function object -> `Parsed` (its syntax tree at the file's line numbers, and the
+                objects its free names resolve to); freshness.py checks the source read is the
+                code that runs, callables.py brings lambdas/methods/partials to plain functions
+  fence.py      Parsed -> Parsed, unchanged; raises at the first construct srcad does not support
+  aliases.py    Parsed -> Parsed, tree rewritten in place: inplace.py first writes `out=`,
+                `np.copyto`, `.fill` as subscript writes, then every in-place write another name
+                may see is resolved (rebinding, run-time guard) or refused
+  normalize.py  Parsed -> (new FunctionDef, Normalizer): one operation per statement on atoms,
+                sugar removed; jumps.py then lowers break/continue/early return to flags
+  analyze.py    normalized FunctionDef -> `Analysis`: each statement's `Op` (kind, rule, operands;
+                methods.py resolves `self.f(...)` callees) and the active and useful names
+
+The frontend never imports srcad.transform; both build trees with srcad/syntax.py.
+"""

@@ -29,11 +29,15 @@ import builtins
 import inspect
 import types
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import SrcadError, UnsupportedSyntaxError
 from .inplace import _loc, _text, desugar_inplace
+
+if TYPE_CHECKING:
+    from .parse import Parsed
 
 WHOLE, VIEW, ITEM = "whole", "view", "item"
 
@@ -100,6 +104,9 @@ class _Stale:
 
 
 class _State:
+    """The alias state at one program point: what each name points to, which names are stale,
+    and which pairs of names hold one object on every path."""
+
     def __init__(self, pts=None, stale=None, origin=None, same=frozenset()):
         self.pts = dict(pts or {})          # name -> frozenset of (object, WHOLE|VIEW|ITEM)
         self.stale = dict(stale or {})      # name -> _Stale
@@ -184,6 +191,14 @@ _IN_PROGRESS = set()
 
 
 class _Aliases:
+    """The alias pass (see the module docstring): a flow-sensitive may-alias analysis.
+
+    Input: a function's syntax tree after `desugar_inplace` (in-place results are subscript writes).
+    Output (attributes, read by `check_aliases`): `after` (names to rebind after a write),
+    `guards` (run-time checks before `t op= v`), `param_writes`, `global_writes`, `returns`.
+    Invariant: the tree is not changed here; every write another live name may see is either
+    resolved (rebinding, guard) or raised as UnsupportedSyntaxError at the user's line."""
+
     def __init__(self, parsed, fn, params, strict=True):
         self.parsed, self.fn, self.strict = parsed, fn, strict
         self.params = list(params)
@@ -728,7 +743,7 @@ class _Aliases:
 
 
 class _Unbound(dict):
-    pass
+    """Marks a call whose arguments could not be bound to the callee's parameters."""
 
 
 _UNBOUND_ARGS = _Unbound()
@@ -758,7 +773,7 @@ def _summarize(parsed, fn, params):
     return Summary(returns, a.param_writes)
 
 
-def summary_of(func):
+def summary_of(func: types.FunctionType) -> Summary:
     """What a user function does to its arguments' objects (cached per code object)."""
     from .parse import parse_function
     key = getattr(func, "__code__", func)
@@ -822,7 +837,7 @@ def _writer(st):
     return t.value.id if isinstance(t, ast.Subscript) else t.id
 
 
-def check_aliases(parsed):
+def check_aliases(parsed: "Parsed") -> "Parsed":
     """Desugar `out=`/copyto/fill, then reject or resolve every in-place write another name may
     see (see the module docstring). Changes `parsed.tree` in place and sets
     `parsed.global_writes`, the (line, name) pairs of writes into module-level objects."""

@@ -11,14 +11,18 @@ from dataclasses import dataclass, field
 
 from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import lookup
+from ..syntax import index_expr
 from .callables import transformable
 from .methods import is_user_method, method_call, method_of_object
+from .parse import Parsed
 
 _SYSTEM_MODULES = ("numpy", "scipy", "srcad", "builtins", "math")
 
 
 @dataclass
 class Op:
+    """What one normalized statement does: its kind, target, the rule that differentiates it,
+    and the operands that may carry a derivative."""
     kind: str                       # assign, setitem, append, call, if, for, while, break, return, other
     node: ast.AST
     target: str = None
@@ -75,7 +79,17 @@ def _names(atoms):
 
 
 class Analysis:
-    def __init__(self, fn, parsed, locals_, wrt):
+    """The analysis pass: classification and activity (see the module docstring).
+
+    Input: a normalized function, its Parsed, its local names and the names differentiated.
+    Output (attributes): `ops` (id(statement) -> Op, with the rule found for each call),
+    `active` (names that depend on a differentiated input), `useful` (names that reach the
+    output).
+    Invariants: the function is not changed; a call with no rule is an error only when it
+    carries a derivative (raised in program order, at the user's line); activity is
+    flow-insensitive, hence sound for loops."""
+
+    def __init__(self, fn: ast.FunctionDef, parsed: Parsed, locals_: set[str], wrt: list[str]):
         self.fn, self.parsed = fn, parsed
         self.locals = set(locals_) | {a.arg for a in fn.args.args + fn.args.kwonlyargs} | {
             n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -336,9 +350,3 @@ class Analysis:
                     f"differentiated input (`{text}`)", *self.parsed.where(op.node),
                     hint="build a new value instead (`xs = xs + [v]`, `y[idx] = v`, `y = np.sort(y)`)")
 
-
-def index_expr(sl):
-    """A subscript's index as an expression that can be passed around: `1:` becomes `np.s_[1:]`."""
-    if any(isinstance(n, ast.Slice) for n in ast.walk(sl)):
-        return ast.Subscript(ast.Attribute(ast.Name("np", ast.Load()), "s_", ast.Load()), sl, ast.Load())
-    return sl

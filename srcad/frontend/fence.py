@@ -2,6 +2,7 @@
 import ast
 
 from ..errors import UnsupportedSyntaxError
+from .parse import Parsed
 
 _REJECT = {
     ast.Try: ("`try` statements", "move the error handling outside the differentiated function"),
@@ -27,6 +28,15 @@ _REJECT = {
 
 
 class _Fence(ast.NodeVisitor):
+    """The fence pass: walks the user's syntax tree and raises at the first construct srcad
+    does not support.
+
+    Input: a parsed function's tree (`Parsed.tree`), exactly as the user wrote it.
+    Output: none; the tree is not changed.
+    Invariant: after it returns, the tree holds only constructs the later passes handle (no
+    try/with/yield/async, no attribute or nested-subscript targets, no loop `else`, nested
+    defs one level deep without decorators or *args)."""
+
     def __init__(self, parsed):
         self.parsed = parsed
 
@@ -65,7 +75,7 @@ class _Fence(ast.NodeVisitor):
                 self._check_target(e)
 
 
-def fence(parsed):
+def fence(parsed: Parsed) -> None:
     """Raise UnsupportedSyntaxError for the first unsupported construct in the function."""
     fn = parsed.tree
     a = fn.args

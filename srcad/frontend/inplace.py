@@ -6,10 +6,14 @@ slice of a name (`out=y[:2]`) is written as `y[:2] = ...`. The alias analysis (a
 treats them like any other subscript write, and the later passes differentiate them as such.
 """
 import ast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import UnsupportedSyntaxError
+
+if TYPE_CHECKING:
+    from .parse import Parsed
 
 
 def _text(node):
@@ -31,6 +35,12 @@ def _whole(target):
 
 
 class _Desugar:
+    """The in-place desugaring pass (see the module docstring).
+
+    Input: a function body as the user wrote it (fenced).
+    Output: the body with `out=`, `np.copyto` and `.fill` written as subscript writes.
+    Invariant: statements keep the user's position; nothing else changes."""
+
     def __init__(self, parsed, locals_):
         self.parsed, self.locals = parsed, locals_
 
@@ -97,7 +107,7 @@ class _Desugar:
         return out
 
 
-def desugar_inplace(parsed, fn):
+def desugar_inplace(parsed: "Parsed", fn: ast.FunctionDef) -> None:
     """Rewrite the function's in-place result forms as subscript writes (see the module docstring)."""
     locals_ = {a.arg for a in fn.args.args + fn.args.kwonlyargs} | {
         n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

@@ -6,6 +6,8 @@ are guarded by `if <go>:`, whose outcome the reverse sweep replays like any othe
 """
 import ast
 
+from ..syntax import Namer
+
 
 def _name(id_, store=False):
     return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
@@ -33,6 +35,8 @@ def _nested_return(body):
 
 
 class _Loop:
+    """The flags of one loop: its `break` and `continue` flags, made on first use."""
+
     def __init__(self, namer, line):
         self.namer, self.line = namer, line
         self.brk = self.cont = None
@@ -46,6 +50,15 @@ class _Loop:
 
 
 class _Lowerer:
+    """The jump-lowering pass (see the module docstring).
+
+    Input: a normalized function body (one operation per statement) that may hold break,
+    continue and return anywhere.
+    Output: the same body with flags and `if <go>:` guards; the only jump left is
+    `if <stop>: break` as the last statement of a loop, the only return the function's last
+    statement (a nested return becomes `result`/`returned` flags).
+    Invariant: the lowered body computes the same values, in the same order, as the input."""
+
     def __init__(self, namer, nested_return):
         self.namer = namer
         self.result = namer.fresh("result") if nested_return else None
@@ -131,7 +144,7 @@ def _if(test, body, like):
     return node
 
 
-def lower_jumps(body, namer, fn):
+def lower_jumps(body: list[ast.stmt], namer: Namer, fn: ast.FunctionDef) -> list[ast.stmt]:
     """The function body with break/continue/early return replaced by flags and guards."""
     low = _Lowerer(namer, _nested_return(body))
     new, _ = low.block(body, None)

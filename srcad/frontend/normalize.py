@@ -19,8 +19,8 @@ import builtins
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
-from ..transform.naming import Namer
-from ..transform.templates import ast_copy
+from ..syntax import N as name, Namer, assign, ast_copy
+from .parse import Parsed
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
 _DICT_VIEWS = ("keys", "values", "items")
@@ -51,16 +51,17 @@ def _loc(new, old):
     return new
 
 
-def name(id_, store=False):
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
-
-
-def assign(target, value):
-    t = name(target, store=True) if isinstance(target, str) else target
-    return ast.Assign(targets=[t], value=value)
-
-
 class Normalizer:
+    """The normalize pass (see the module docstring).
+
+    Input: a parsed function whose tree has been fenced and alias-checked.
+    Output (through `normalize`): a new FunctionDef whose body holds one operation per
+    statement on atoms (names and constants), with sugar removed (augmented assignments,
+    comprehensions, dict displays, nested defs lifted), and `namer`, the fresh-name source
+    later passes keep using.
+    Invariants: every statement carries `user_line`, the user line it comes from; fresh names
+    collide with no user name; the user's tree is copied, not changed."""
+
     def __init__(self, parsed):
         self.parsed = parsed
         fn = parsed.tree
@@ -567,6 +568,7 @@ class Normalizer:
 def _dict_names(fn, parsed, locals_):
     """(names some assignment gives a dict, names some assignment gives something else), for
     loops over a dict (its keys) and for the tape of item assignments (a key may be new)."""
+
     def is_dict(v, dicts):
         if isinstance(v, (ast.Dict, ast.DictComp)):
             return True
@@ -640,7 +642,7 @@ def _keep_line(node, src):
     return node
 
 
-def normalize(parsed):
+def normalize(parsed: Parsed) -> tuple[ast.FunctionDef, Normalizer]:
     """A normalized copy of the parsed function (see the module docstring), jumps lowered."""
     from .jumps import lower_jumps
     n = Normalizer(parsed)

@@ -138,7 +138,7 @@ def _mangle_private_attributes(func, node):
             n.attr = next((m for m in ("_" + c.lstrip("_") + n.attr for c in reversed(scopes)) if m in names), n.attr)
 
 
-def parse_function(func):
+def parse_function(func: types.FunctionType) -> "Parsed":
     """Parse `func` into a `Parsed` whose line numbers match the file the function lives in."""
     func = inspect.unwrap(func)
     if not isinstance(func, types.FunctionType):

@@ -25,6 +25,7 @@ _MODULES = ("numpy", "numpy.linalg", "numpy.random", "numpy.fft", "scipy.special
 
 @dataclass(frozen=True)
 class Row:
+    """One row of the rule listing: a function as users write it and which modes cover it."""
     name: str            # as a user writes it
     params: tuple        # the parameters a derivative flows through
     reverse: bool

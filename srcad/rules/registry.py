@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Rule:
+    """The derivative rules of one function, method or operator: templates per parameter."""
     key: object                 # the function object, or ".name" for a method, or "op:Add"
     params: list                # parameter names, in call order
     signature: inspect.Signature

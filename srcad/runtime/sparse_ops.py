@@ -88,7 +88,7 @@ def _canonical(A):
         return True
     try:
         return bool(A.has_canonical_format)
-    except Exception:
+    except AttributeError:      # formats that do not keep the flag (DIA, LIL, DOK, ...)
         return False
 
 

@@ -17,12 +17,16 @@ before the loop) are read by the nested functions as closures; the tape keeps th
 loop-time values for the adjoint sweep, where the steps are re-run (Reverse.ckpt_reads).
 """
 import ast
+from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedSyntaxError
-from .templates import N, assign, comment, names_read, rt
+from ..syntax import N, assign, comment, names_read, rt
+
+if TYPE_CHECKING:
+    from .reverse import Reverse
 
 
-def check_loop(rev, st, ends_early):
+def check_loop(rev: "Reverse", st: ast.For | ast.While, ends_early: bool) -> None:
     """Raise when a loop that checkpoint=k must reverse cannot be checkpointed."""
     why = None
     if isinstance(st, ast.While):
@@ -38,7 +42,7 @@ def check_loop(rev, st, ends_early):
                  f"{getattr(st, 'user_line', 0)}) as a range loop, or use checkpoint=None")
 
 
-def checkpoint_loops(rev, fn):
+def checkpoint_loops(rev: "Reverse", fn: ast.FunctionDef) -> ast.FunctionDef:
     """Rewrite every loop Reverse marked for checkpointing in the generated function fn."""
     primal, adjoint = {}, {}
     _find(fn.body, primal, adjoint)

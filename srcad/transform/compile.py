@@ -5,7 +5,7 @@ import linecache
 import types
 
 
-def compile_module(source, modname, filename, supplied):
+def compile_module(source: str, modname: str, filename: str, supplied: dict) -> types.ModuleType:
     """A fresh module `modname` running `source` (as if read from `filename`), with the names
     srcad supplies (free variables of the user's code) set before it runs."""
     code = compile(source, filename, "exec", dont_inherit=True)

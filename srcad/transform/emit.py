@@ -7,7 +7,7 @@ from ..errors import function_mark
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
 
 
-def unparse_with_comments(tree):
+def unparse_with_comments(tree: ast.AST) -> str:
     text = ast.unparse(ast.fix_missing_locations(tree))
     out = []
     for line in text.splitlines():
@@ -26,7 +26,7 @@ def _origin(f):
     return function_mark(*origin) + "\n" if origin else ""
 
 
-def module_text(header, imports, functions, supplied):
+def module_text(header: list[str], imports: list[str], functions: list[ast.FunctionDef], supplied: dict) -> str:
     lines = [f"# {h}" for h in header]
     if supplied:
         lines.append("# names that srcad supplies when it loads this module (the function's free variables): "

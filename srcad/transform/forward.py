@@ -5,13 +5,27 @@ materialised when an active name is assigned a constant), so tangent templates n
 placeholder. Control flow is kept as it is: the tangent of an `if` is the same `if`.
 """
 import ast
+import types
+from typing import TYPE_CHECKING
 
 from ..errors import MissingRuleError
-from .reverse import primal_statement
-from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, param_of, rt
+from ..syntax import N, assign, ast_copy, comment, rt
+from .templates import bound_mapping, instantiate, param_of, primal_statement
+
+if TYPE_CHECKING:
+    from .unit import Unit
 
 
 class Forward:
+    """The forward-mode pass: a normalized function -> its tangent (see the module docstring).
+
+    Input: a normalized function, its Analysis, the Namer of its normalization and the names
+    differentiated.
+    Output (`run`): a FunctionDef `<f>_jvp(params..., tangents of wrt)` returning the value and
+    its tangent.
+    Invariants: every active and useful name carries a real tangent (`<name>_dot`), assigned
+    right after its primal statement; control flow is the user's, unchanged."""
+
     def __init__(self, fn, analysis, parsed, namer, wrt, unit):
         self.fn, self.an, self.parsed, self.namer = fn, analysis, parsed, namer
         self.wrt, self.unit = list(wrt), unit
@@ -208,7 +222,8 @@ def _callee_name(rhs):
     return ast.unparse(rhs.func) if isinstance(rhs, ast.Call) else None
 
 
-def forward_unit(unit, func, wrt):
+def forward_unit(unit: "Unit", func: types.FunctionType, wrt: int | str | tuple
+                 ) -> tuple[ast.FunctionDef, list[ast.FunctionDef], list[str]]:
     """(main function, all functions in emission order, wrt names) of func's tangent module."""
     main, wrt_names = unit.forward(func, wrt, name=func.__name__ + "_jvp")
     functions = list(unit.primal_defs.values()) + [f for f in unit.functions if f is not main] + [main]

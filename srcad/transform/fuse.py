@@ -12,7 +12,7 @@ matmul).
 import ast
 from collections import Counter
 
-from .templates import is_comment
+from ..syntax import is_comment
 
 # (producer, consumer, position of the temporary among the consumer's args)
 #     -> (fused helper, positions of producer args the fused helper does not take)
@@ -40,7 +40,7 @@ def _single_assign(stmt):
     return None
 
 
-def fuse(fn):
+def fuse(fn: ast.FunctionDef) -> ast.FunctionDef:
     """Apply FUSIONS in place to a generated FunctionDef until none applies; returns it."""
     while _fuse_once(fn):
         pass

@@ -15,8 +15,8 @@ import inspect
 from collections import defaultdict
 
 from ..errors import MissingRuleError, SrcadError
-from ..frontend.analyze import index_expr
-from .templates import N, assign, ast_copy, bound_mapping, comment, instantiate, is_comment, names_read, param_of, rt
+from ..syntax import N, assign, ast_copy, comment, index_expr, is_comment, names_read, rt
+from .templates import bound_mapping, instantiate, param_of, primal_statement
 
 
 class _Marker:
@@ -33,6 +33,17 @@ class _Marker:
 
 
 class Reverse:
+    """The reverse-mode pass: a normalized function -> its adjoint (see the module docstring).
+
+    Input: a normalized function, its Analysis, the Namer of its normalization, the names
+    differentiated and the cotangent seed's name.
+    Output (`run`): a FunctionDef `<f>_vjp(params..., seed)` that runs the primal sweep, taping
+    what later statements overwrite, then the adjoint sweep, and returns the cotangents of wrt.
+    Invariants: only active and useful names get cotangents (`<name>_bar`); each adjoint reads
+    the primal values of its own moment (every overwritten value is popped back before the
+    adjoints of earlier statements run); the primal sweep computes exactly what the user's
+    code does."""
+
     def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
                  check_numerics=False, checkpoint=None):
         self.check_numerics, self.current = check_numerics, None
@@ -587,13 +598,3 @@ def _drop_empty(stmts):
             continue
         cleaned.append(st)
     return cleaned
-
-
-def primal_statement(op):
-    """The statement as the generated code runs it: as written, or through the rule's primal
-    template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
-    if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
-        mapping = bound_mapping(op.rule, op.bound)
-        if op.rule.primal_when is None or op.rule.primal_when(mapping):
-            return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
-    return ast_copy(op.node)

@@ -1,41 +1,12 @@
 """Inline a rule's template expression: its parameter names become the call's atoms."""
 import ast
 
-
-def N(id_, store=False):
-    """A Name node."""
-    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
-
-
-def rt(attr, *args):
-    """A call of a runtime helper: rt.<attr>(*args)."""
-    return ast.Call(ast.Attribute(N("rt"), attr, ast.Load()), list(args), [])
+from ..frontend.analyze import Op
+from ..rules.registry import Rule
+from ..syntax import N, ast_copy
 
 
-def assign(target, value):
-    t = N(target, True) if isinstance(target, str) else target
-    return ast.Assign(targets=[t], value=value)
-
-
-def ast_copy(node):
-    """A deep copy of an AST (several times faster than copy.deepcopy, which it replaces here)."""
-    if isinstance(node, ast.AST):
-        new = node.__class__()
-        for f in node._fields:
-            setattr(new, f, ast_copy(getattr(node, f, None)))
-        for a in node._attributes:
-            if hasattr(node, a):
-                setattr(new, a, getattr(node, a))
-        for extra in ("user_line", "again", "srcad_ckpt"):
-            if hasattr(node, extra):
-                setattr(new, extra, getattr(node, extra))
-        return new
-    if isinstance(node, list):
-        return [ast_copy(x) for x in node]
-    return node
-
-
-def instantiate(template, mapping):
+def instantiate(template: ast.AST, mapping: dict[str, ast.AST]) -> ast.AST:
     """A copy of `template` with every name in `mapping` replaced by (a copy of) its AST, and
     arithmetic on constants folded (`x ** (2 - 1)` reads, and runs, as `x`)."""
     class _Sub(ast.NodeTransformer):
@@ -47,6 +18,8 @@ def instantiate(template, mapping):
 
 
 class _Fold(ast.NodeTransformer):
+    """Folds arithmetic on numeric constants and `x ** 1` in an instantiated template."""
+
     _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
 
     def visit_BinOp(self, node):
@@ -62,7 +35,7 @@ class _Fold(ast.NodeTransformer):
         return node
 
 
-def bound_mapping(rule, bound):
+def bound_mapping(rule: Rule, bound: dict) -> dict[str, ast.AST]:
     """Parameter name -> argument AST, with defaults filled in for parameters not passed."""
     out = {}
     for p, param in rule.signature.parameters.items():
@@ -77,32 +50,19 @@ def bound_mapping(rule, bound):
     return out
 
 
-_COMMENT_MARK = "\x00srcad-comment\x00"
-
-
-def comment(text):
-    """A statement that the emitter turns into a `# text` line."""
-    return ast.Expr(ast.Constant(_COMMENT_MARK + text))
-
-
-def is_comment(stmt):
-    """Whether stmt is a line comment made by comment()."""
-    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-            and isinstance(stmt.value.value, str) and stmt.value.value.startswith(_COMMENT_MARK))
-
-
-def names_read(nodes):
-    out = set()
-    for n in nodes:
-        for m in ast.walk(n):
-            if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load):
-                out.add(m.id)
-    return out
-
-
-def param_of(key, mapping):
+def param_of(key: str | tuple, mapping: dict[str, ast.AST]) -> tuple[str, dict[str, ast.AST]]:
     """The rule parameter an operand key names, with `k` bound to the position for *args items."""
     if isinstance(key, tuple):
         mapping = dict(mapping, k=ast.Constant(key[1]))
         return key[0], mapping
     return key, mapping
+
+
+def primal_statement(op: Op) -> ast.stmt:
+    """The statement as the generated code runs it: as written, or through the rule's primal
+    template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
+    if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
+        mapping = bound_mapping(op.rule, op.bound)
+        if op.rule.primal_when is None or op.rule.primal_when(mapping):
+            return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
+    return ast_copy(op.node)

@@ -11,6 +11,7 @@ import keyword
 import math
 import re
 import types
+from typing import TYPE_CHECKING
 
 from ..errors import SrcadError
 from ..frontend.aliases import check_aliases
@@ -20,12 +21,16 @@ from ..frontend.normalize import normalize
 from ..frontend.parse import parse_function
 from .compile import is_generated
 from .fuse import fuse
-from .templates import names_read
+from ..syntax import names_read
+
+if TYPE_CHECKING:
+    from ..frontend.normalize import Normalizer
+    from ..frontend.parse import Parsed
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
 
 
-def prepare(func, wrt_names=None):
+def prepare(func: types.FunctionType, wrt_names=None) -> tuple["Parsed", ast.FunctionDef, "Normalizer"]:
     """parse -> fence -> normalize, and the analysis for the given active parameters."""
     parsed = parse_function(func)
     fence(parsed)
@@ -36,7 +41,7 @@ def prepare(func, wrt_names=None):
     return parsed, fn, normalizer
 
 
-def wrt_names_of(fn, wrt):
+def wrt_names_of(fn: ast.FunctionDef, wrt: int | str | tuple) -> list[str]:
     params = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
     out = []
     for w in (wrt if isinstance(wrt, tuple) else (wrt,)):
@@ -55,6 +60,15 @@ def wrt_names_of(fn, wrt):
 
 
 class Unit:
+    """A compilation unit: drives the passes for one function and every user function it calls.
+
+    Input: a user function, the mode and wrt (through `reverse` / `forward`).
+    Output: `functions`, the generated FunctionDefs in emission order (primal copies, callees'
+    derivatives, then the main one), ready for emit.
+    Invariants: each (callee, active arguments) pair is differentiated once; generated names
+    are unique in the unit; every generated function remembers the user function it comes
+    from (`srcad_from`), so errors can be placed on the user's code."""
+
     def __init__(self, mode="reverse"):
         self.mode = mode
         self.functions = []          # generated functions, in emission order
