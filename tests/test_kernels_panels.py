@@ -1,5 +1,5 @@
 """The column-panel path of the CSR products (a skewed A's long rows taken through X panel by
-panel), the eight-lane dot product of sddmm, and the serial path of small kernel calls: against
+panel), sddmm's dot products of every width, and the serial path of small kernel calls: against
 independent references (dense products, finite differences), bit-identical to the plain path,
 and the same bits for one and two threads."""
 import numpy as np

@@ -316,24 +316,10 @@ cdef inline void _sddmm_range(const index_t* indices, Py_ssize_t ahead_end, cons
 
 
 cdef inline real_t _dot(const real_t* g, const real_t* x, Py_ssize_t k) noexcept nogil:
-    """g[:k] . x[:k] in a fixed order: eight running sums over columns c = l mod 8 (vector
-    lanes, rather than one chain of k dependent adds), added pairwise, then the last k mod 8
-    products in turn."""
-    cdef real_t s[8]
-    cdef real_t r
-    cdef Py_ssize_t c, c0, m = k - k % 8
-    if m == 0:
-        r = 0
-        for c in range(k):
-            r = r + g[c] * x[c]
-        return r
-    for c in range(8):
-        s[c] = g[c] * x[c]
-    for c0 in range(8, m, 8):
-        for c in range(8):
-            s[c] = s[c] + g[c0 + c] * x[c0 + c]
-    r = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
-    for c in range(m, k):
+    """g[:k] . x[:k], the products added in column order."""
+    cdef real_t r = 0
+    cdef Py_ssize_t c
+    for c in range(k):
         r = r + g[c] * x[c]
     return r
 
