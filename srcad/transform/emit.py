@@ -68,6 +68,17 @@ def build(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
     else:
         from .forward import forward_unit
         main, functions, wrt_names = forward_unit(unit, func, wrt)
+    _clean(functions, unit, main, mode == "reverse" and not variant.startswith("value"))
     imports, supplied = unit.imports_and_env(functions)
     text = module_text(_header(func, mode, wrt_names), imports, functions, supplied)
     return text, supplied, main.name, unit.watch
+
+
+def _clean(functions, unit, main, main_primal_ran):
+    """The cleanup pass on each generated function (the user's own functions, copied in, stay as
+    written). A callee's adjoint runs after the caller's primal sweep called the callee."""
+    from .cleanup import cleanup
+    primal = {id(f) for f in unit.primal_defs.values()}
+    for f in functions:
+        if id(f) not in primal:
+            cleanup(f, primal_ran=main_primal_ran if f is main else unit.mode == "reverse")
