@@ -1,7 +1,6 @@
 """emit: the generated module as text a person reads, with a comment per user line."""
 import ast
 import re
-import types
 
 from ..errors import function_mark
 
@@ -45,8 +44,7 @@ def _header(func, mode, wrt_names):
             "generated code: a standalone module that imports only numpy, scipy and srcad.runtime"]
 
 
-def build(func: types.FunctionType, mode: str, wrt: int | str | tuple, row_sparse=(), variant: str = "plain"
-          ) -> tuple[str, dict, str, list]:
+def build(func, mode, wrt, row_sparse=(), variant="plain"):
     """(module text, names srcad supplies, main function name, watch) for func's derivative; the
     watch lists the (parsed function, free name, object) bindings the text was built from."""
     from .unit import Unit

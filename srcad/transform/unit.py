@@ -11,21 +11,26 @@ import keyword
 import math
 import re
 import types
+from typing import TYPE_CHECKING
 
 from ..errors import SrcadError
 from ..frontend.aliases import check_aliases
 from ..frontend.analyze import Analysis
 from ..frontend.fence import fence
-from ..frontend.normalize import Normalizer, normalize
-from ..frontend.parse import Parsed, parse_function
+from ..frontend.normalize import normalize
+from ..frontend.parse import parse_function
 from .compile import is_generated
 from .fuse import fuse
 from ..syntax import names_read
 
+if TYPE_CHECKING:
+    from ..frontend.normalize import Normalizer
+    from ..frontend.parse import Parsed
+
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
 
 
-def prepare(func: types.FunctionType, wrt_names=None) -> tuple[Parsed, ast.FunctionDef, Normalizer]:
+def prepare(func: types.FunctionType, wrt_names=None) -> tuple["Parsed", ast.FunctionDef, "Normalizer"]:
     """parse -> fence -> normalize, and the analysis for the given active parameters."""
     parsed = parse_function(func)
     fence(parsed)
