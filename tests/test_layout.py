@@ -189,3 +189,25 @@ def test_every_runtime_helper_generated_code_names_is_reachable_as_rt_name():
                     if obj is None:
                         missing.add(dotted)
     assert not missing, sorted(missing)
+
+
+def test_runtime_modules_import_only_those_listed_above_them():
+    """runtime/__init__.py's docstring lists the modules bottom-up: each imports (at module level)
+    only modules listed before it."""
+    with open(os.path.join(ROOT, "runtime", "__init__.py")) as fh:
+        doc = ast.get_docstring(ast.parse(fh.read()))
+    order = [ln.split()[0] for ln in doc.splitlines() if ln.startswith("  ") and not ln.startswith("   ")
+             and ln.split()[0].endswith(".py")]
+    late = []
+    for rel, tree in _modules("runtime"):
+        name = os.path.basename(rel)
+        if name == "__init__.py":
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for _, mod in _imported(ast.Module([node], []), rel):
+                    if mod.startswith("srcad.runtime."):
+                        dep = mod.split(".")[2] + ".py"
+                        if dep in order and order.index(dep) >= order.index(name):
+                            late.append(f"{name} imports {dep}")
+    assert not late, late
