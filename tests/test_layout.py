@@ -56,6 +56,37 @@ def test_import_resolution_sees_relative_imports():
     assert got == {"srcad.transform.templates", "srcad.syntax", "srcad.frontend.parse"}
 
 
+def test_no_catch_all_handlers():
+    """`except Exception` (or a bare `except:`) hides the error that was not meant; a handler
+    names what it expects. `except BaseException` is allowed only to clean up and re-raise."""
+    bad = []
+    for rel, tree in _modules():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ExceptHandler):
+                continue
+            caught = [] if node.type is None else (node.type.elts if isinstance(node.type, ast.Tuple) else [node.type])
+            names = {c.id for c in caught if isinstance(c, ast.Name)}
+            reraises = bool(node.body) and isinstance(node.body[-1], ast.Raise) and node.body[-1].exc is None
+            if node.type is None or "Exception" in names or ("BaseException" in names and not reraises):
+                bad.append(f"{rel}:{node.lineno}")
+    assert not bad, "catch-all exception handlers:\n" + "\n".join(bad)
+
+
+def test_every_pass_class_says_what_it_does():
+    """Every class of the frontend and the modes opens with a docstring; the passes' docstrings
+    state their input, output and invariants."""
+    missing, vague = [], []
+    for sub in ("frontend", "transform"):
+        for rel, tree in _modules(sub):
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef):
+                    doc = ast.get_docstring(node)
+                    if not doc:
+                        missing.append(f"{rel}:{node.lineno} {node.name}")
+                    elif "pass" in doc.split("\n")[0] and not all(w in doc for w in ("Input", "Output", "Invariant")):
+                        vague.append(f"{rel}:{node.lineno} {node.name}")
+    assert not missing, "classes without a docstring:\n" + "\n".join(missing)
+    assert not vague, "pass classes whose docstring lacks Input/Output/Invariant:\n" + "\n".join(vague)
 
 
 def test_the_pass_classes_are_documented_as_passes():
@@ -73,6 +104,19 @@ def test_the_pass_classes_are_documented_as_passes():
         for word in ("Input", "Output", "Invariant"):
             assert word in doc, f"{name}'s docstring does not state its {word.lower()}"
 
+
+def test_package_docstrings_list_every_module_in_pipeline_order():
+    """srcad/frontend/__init__.py and srcad/transform/__init__.py name each of their modules (a
+    reader finds every pass from the folder listing and the package docstring)."""
+    for sub in ("frontend", "transform"):
+        with open(os.path.join(ROOT, sub, "__init__.py")) as fh:
+            doc = ast.get_docstring(ast.parse(fh.read())) or ""
+        modules = sorted(f for f in os.listdir(os.path.join(ROOT, sub)) if f.endswith(".py") and f != "__init__.py")
+        unlisted = [m for m in modules if m not in doc]
+        assert not unlisted, (f"srcad/{sub}/__init__.py's docstring does not name {unlisted}: add a line saying "
+                              f"what each does (input -> output) at its place in the pipeline")
+        listed = [w.strip("`'") for w in doc.split() if w.endswith(".py") and "/" not in w]
+        assert all(w in modules for w in listed), f"srcad/{sub}/__init__.py names a module that is gone"
 
 
 def test_frontend_docstring_follows_the_order_the_driver_runs_the_passes():
