@@ -741,8 +741,8 @@ def programs(draw, rejecting=False, sparse=False, extended=True):
     With `rejecting=True` a program may also write through a view and then read the viewed array;
     then `.reject_line` is set and srcad must raise UnsupportedSyntaxError naming that line.
     With `sparse=True` a program may build sparse matrices from the inputs in non-canonical forms
-    (COO duplicates, unsorted CSR indices); their first order and forward mode are exact, but the
-    second order of a COO with duplicates is not yet (see test_known_bug_hvp_coo_duplicates).
+    (COO duplicates, unsorted CSR indices); tests/test_sparse_duplicates_second_order.py takes
+    them to second order.
     With `extended=True` (the default) a program may also reuse loop indices, clamp a value with a
     constant (a zero cotangent), and alias arrays and write them in place (out=, copyto, fill, `z = v`)."""
     b = _Builder(draw)
@@ -947,19 +947,3 @@ def test_random_program_gradient(program, seed, prog_dir):
                                    atol=1e-6 * scale * N, err_msg="forward mode\n" + msg)
     finally:
         sys.modules.pop(module.__name__, None)
-
-
-def _coo_dup_prog(x):
-    rows, cols = np.array([0, 1, 1, 3, 0, 2]), np.array([1, 2, 2, 0, 1, 3])
-    A = scipy.sparse.coo_array((np.cos(x)[[0, 1, 2, 3, 0, 2]], (rows, cols)), shape=(4, 4))
-    v = A @ x
-    return np.sum(v * v)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="found by the sparse programs of this generator: the Hessian "
-                   "through a COO with duplicate entries whose values and dense operand both depend "
-                   "on x is wrong (first order and forward mode are right); remove this mark when fixed")
-def test_known_bug_hvp_coo_duplicates():
-    x, u = np.array([0.69, 0.61, -0.17, 0.53]), np.array([0.3, 1.0, -0.5, 0.2])
-    fd = (srcad.grad(_coo_dup_prog)(x + 1e-5 * u) - srcad.grad(_coo_dup_prog)(x - 1e-5 * u)) / 2e-5
-    np.testing.assert_allclose(srcad.hvp(_coo_dup_prog)(x, u), fd, rtol=1e-5, atol=1e-6)

@@ -23,7 +23,7 @@ defrule(rt.expand_reduced, "v, x, axis, keepdims", (None, "0"), ("rt.expand_redu
 defrule(rt.transpose_vjp, "g, axes=None", None, "rt.transpose_vjp(g_dot, axes)")
 defrule(rt.snapshot, "y", "g", "y_dot")
 defrule(rt.matmul, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
-        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"))
+        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), jvp_join=True)
 defrule(rt.getitem, "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
 defrule(rt.getitem_matmul, "x, idx, y",
         ("rt.index_matmul_vjp(g, y, x, idx)", None, "rt.matmul_vjp_y(g, rt.getitem(x, idx), y)"),
@@ -53,10 +53,13 @@ defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)"
 defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"))
 
 # ---- adjoints of products and linear algebra -------------------------------------------------
+# The cotangent of a sparse operand has the operand's pattern, and a duplicate entry holds its own
+# cotangent: the tangent pieces are added entry by entry with rt.add (jvp_join), never with `+`,
+# which is scipy's matrix sum and would merge duplicates (each would then be read back as the sum).
 defrule(rt.matmul_vjp_x, "g, x, y", None,
-        ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"))
+        ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"), jvp_join=True)
 defrule(rt.matmul_vjp_y, "g, x, y", None,
-        ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"))
+        ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
 defrule(rt.outer_vjp, "g, x, y", None, ("rt.outer_vjp(g_dot, x, y)", "0", "rt.outer_vjp(g, x, y_dot)"))
 defrule(rt.solve_vjp_b, "g, a", None,
         ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))
@@ -94,7 +97,7 @@ defrule(rt.joined_vjp, "g, tup, how", None, ("rt.joined_vjp(g_dot, tup, how)", "
 defrule(rt.tangent_list, "xs_dot, xs", None, ("rt.tangent_list(xs_dot_dot, xs)", "0"))
 defrule(rt.index_vjp, "g, x, idx", None, ("rt.index_vjp(g_dot, x, idx)", "0"))
 defrule(rt.index_matmul_vjp, "g, y, E, idx", None,
-        ("rt.index_matmul_vjp(g_dot, y, E, idx)", "rt.index_matmul_vjp(g, y_dot, E, idx)", "0"))
+        ("rt.index_matmul_vjp(g_dot, y, E, idx)", "rt.index_matmul_vjp(g, y_dot, E, idx)", "0"), jvp_join=True)
 defrule(rt.add_at, "x_bar, x, idx, g", None, ("x_bar_dot", "0", None, "rt.index_vjp(g_dot, x, idx)"), jvp_join=True)
 defrule(rt.index_jvp, "x_dot, x, idx", None, ("rt.index_jvp(x_dot_dot, x, idx)", "0"))
 defrule(rt.item, "g, k", None, "rt.item(g_dot, k)")
