@@ -28,8 +28,8 @@ def main():
     print("max |error|:", np.max(np.abs(g - fd)))
     assert np.allclose(g, fd, rtol=1e-6, atol=1e-8)
 
-    print("\nThe adjoint code srcad generated (srcad.emit(loss)):\n")
-    print(srcad.emit(loss))
+    print("\nThe adjoint code srcad generated for these arguments (srcad.emit(loss, args=(w, X, y))):\n")
+    print(srcad.emit(loss, args=(w, X, y)))
 
 
 if __name__ == "__main__":

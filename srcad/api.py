@@ -13,11 +13,13 @@ from . import tree as _tree
 from .errors import NonScalarOutputError, SrcadError
 from .frontend.callables import method_function, unpack_callable
 from .inputs import check_args, check_coo_kept, unsorted_coo
+from .transform.kinds import signature as _signature
 
 
-def _module(func, mode, wrt, row_sparse=(), variant="plain"):
-    """The loaded derivative module (srcad/cache.py keeps it); its main function is `srcad_main`."""
-    return cache.module(func, mode, wrt, row_sparse, variant)
+def _module(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
+    """The loaded derivative module (srcad/cache.py keeps it); its main function is `srcad_main`.
+    sig: the abstract signature of the call (transform/kinds.py), which the code is specialised to."""
+    return cache.module(func, mode, wrt, row_sparse, variant, sig)
 
 
 def _as_passed(f, what=None):
@@ -109,7 +111,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         check_args(f, args, kwargs, wrt)     # real inputs, supported sparse formats (srcad/inputs.py)
-        mod = _module(f, "reverse", wrt, rs, variant=variant)
+        mod = _module(f, "reverse", wrt, rs, variant, _signature(args, kwargs))
         fn = getattr(mod, f.__name__ + "_value_and_vjp")
         seed_name = list(cache.signature(fn).parameters)[-1]
         # one forward sweep: the generated code checks the output before its adjoint sweep
@@ -187,7 +189,7 @@ def vjp(f, *args, checkpoint=None):
     y = f(*args)
     if not idx:
         return y, lambda dy: tuple(None for _ in args)
-    mod = _module(f, "reverse", idx, variant=variant)
+    mod = _module(f, "reverse", idx, variant=variant, sig=_signature(args))
     fn = getattr(mod, mod.srcad_main)
 
     def pullback(dy):
@@ -201,8 +203,10 @@ def vjp(f, *args, checkpoint=None):
     return y, pullback
 
 
-def emit(f, mode="reverse", wrt=0, checkpoint=None):
-    """The generated derivative code of f as the text of a standalone Python module."""
+def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None):
+    """The generated derivative code of f as the text of a standalone Python module. With example
+    arguments `args` (a tuple), the code specialised to their kinds (Python float or array, dtype,
+    ndim, sparse class): what grad runs for such arguments."""
     if mode not in ("reverse", "forward"):
         raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}. Pass one of those two.")
     if checkpoint is not None and mode != "reverse":
@@ -210,8 +214,9 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None):
                          "checkpoint, or pass mode='reverse'.")
     passed = _as_passed(f)
     if passed:
-        return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint)
-    return cache.text(f, mode, wrt, _variant("plain", checkpoint))
+        return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint,
+                    None if args is None else tuple(passed[1]) + tuple(args))
+    return cache.text(f, mode, wrt, _variant("plain", checkpoint), None if args is None else _signature(tuple(args)))
 
 
 def jvp(f, primals, tangents):

@@ -56,9 +56,9 @@ _disk = {"dir": None, "bad": None, "warned": False, "written": 0, "held": None}
 
 
 # ---- the keys and the in-memory caches --------------------------------------------------------
-def _key(func, mode, wrt, row_sparse, variant):
+def _key(func, mode, wrt, row_sparse, variant, sig=None):
     wrt = tuple(wrt) if isinstance(wrt, (tuple, list)) else wrt
-    return (func, mode, wrt, tuple(row_sparse), variant, registry.generation[0])
+    return (func, mode, wrt, tuple(row_sparse), variant, sig, registry.generation[0])
 
 
 def _fresh(watch):
@@ -66,12 +66,13 @@ def _fresh(watch):
     return all(p.current(k) is v for p, k, v in watch)
 
 
-def text(func, mode="reverse", wrt=0, variant="plain"):
-    """The generated module text of func's derivative (the plain `<f>_vjp` / `<f>_jvp` of emit)."""
-    return _entry(_key(func, mode, wrt, (), variant), func, mode, wrt, (), variant)[0]
+def text(func, mode="reverse", wrt=0, variant="plain", sig=None):
+    """The generated module text of func's derivative (the plain `<f>_vjp` / `<f>_jvp` of emit);
+    sig, an abstract signature (transform/kinds.py), specialises it to arguments of those kinds."""
+    return _entry(_key(func, mode, wrt, (), variant, sig), func, mode, wrt, (), variant, sig)[0]
 
 
-def _entry(key, func, mode, wrt, row_sparse, variant):
+def _entry(key, func, mode, wrt, row_sparse, variant, sig=None):
     entry = _TEXTS.get(key)
     if entry is not None and _fresh(entry[3]):
         return entry
@@ -79,19 +80,21 @@ def _entry(key, func, mode, wrt, row_sparse, variant):
         _forget_old_generations()
         entry = _TEXTS.get(key)
         if entry is None or not _fresh(entry[3]):
-            entry = _TEXTS[key] = build(func, mode, wrt, row_sparse, variant)
+            entry = _TEXTS[key] = build(func, mode, wrt, row_sparse, variant, sig)
             _MODULES.pop(key, None)
         return entry
 
 
-def entry(func, mode, wrt, row_sparse=(), variant="plain"):
+def entry(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
     """(text, supplied names, main function name, watch) of func's derivative module."""
-    return _entry(_key(func, mode, wrt, row_sparse, variant), func, mode, wrt, row_sparse, variant)
+    return _entry(_key(func, mode, wrt, row_sparse, variant, sig), func, mode, wrt, row_sparse, variant, sig)
 
 
-def module(func, mode, wrt, row_sparse=(), variant="plain"):
-    """The loaded module of func's derivative; its main function is `module.srcad_main`."""
-    key = _key(func, mode, wrt, row_sparse, variant)
+def module(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
+    """The loaded module of func's derivative; its main function is `module.srcad_main`. With an
+    abstract signature sig (transform/kinds.py: the kinds of the call's arguments) the code is
+    specialised to arguments of those kinds, and cached per signature."""
+    key = _key(func, mode, wrt, row_sparse, variant, sig)
     mod = _MODULES.get(key)
     if mod is not None and _fresh(mod.srcad_watch):
         return mod
@@ -99,7 +102,7 @@ def module(func, mode, wrt, row_sparse=(), variant="plain"):
         _forget_old_generations()
         mod = _MODULES.get(key)
         if mod is None or not _fresh(mod.srcad_watch):
-            source, supplied, main, watch = _entry(key, func, mode, wrt, row_sparse, variant)
+            source, supplied, main, watch = _entry(key, func, mode, wrt, row_sparse, variant, sig)
             mod = load(source, func.__name__, supplied)
             mod.srcad_main, mod.srcad_watch = main, watch
             _MODULES[key] = mod

@@ -230,7 +230,7 @@ FALLBACK = """
     y, pullback = srcad.vjp(m.f3, x)
     try:
         pullback("not a number")
-    except TypeError:
+    except (TypeError, ValueError):     # (np.full_like says ValueError: could not convert string to float)
         tb = traceback.format_exc()
     print("traceback", re.search(r'File "<srcad-generated f3_\\w+[.]py>", line \\d+, in f3_vjp\\n +\\w+_bar = ', tb) is not None)
 """

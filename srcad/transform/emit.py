@@ -44,14 +44,16 @@ def _header(func, mode, wrt_names):
             "generated code: a standalone module that imports only numpy, scipy and srcad.runtime"]
 
 
-def build(func, mode, wrt, row_sparse=(), variant="plain"):
+def build(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
     """(module text, names srcad supplies, main function name, watch) for func's derivative; the
-    watch lists the (parsed function, free name, object) bindings the text was built from."""
+    watch lists the (parsed function, free name, object) bindings the text was built from. sig:
+    the abstract signature of the arguments the code is specialised to (None: any arguments)."""
     from .unit import Unit
     if not hasattr(func, "__code__"):        # not a Python function: parse says so, in a sentence
         from ..frontend.parse import parse_function
         parse_function(func)
     unit = Unit(mode)
+    unit.signature = sig
     parts = variant.split("+")
     unit.check_numerics = "numerics" in parts
     unit.checkpoint = next((int(p[4:]) for p in parts if p.startswith("ckpt")), None)
@@ -66,6 +68,17 @@ def build(func, mode, wrt, row_sparse=(), variant="plain"):
     else:
         from .forward import forward_unit
         main, functions, wrt_names = forward_unit(unit, func, wrt)
+    _clean(functions, unit, main, mode == "reverse" and not variant.startswith("value"))
     imports, supplied = unit.imports_and_env(functions)
     text = module_text(_header(func, mode, wrt_names), imports, functions, supplied)
     return text, supplied, main.name, unit.watch
+
+
+def _clean(functions, unit, main, main_primal_ran):
+    """The cleanup pass on each generated function (the user's own functions, copied in, stay as
+    written). A callee's adjoint runs after the caller's primal sweep called the callee."""
+    from .cleanup import cleanup
+    primal = {id(f) for f in unit.primal_defs.values()}
+    for f in functions:
+        if id(f) not in primal:
+            cleanup(f, primal_ran=main_primal_ran if f is main else unit.mode == "reverse")

@@ -14,8 +14,11 @@ import ast
 import inspect
 from collections import defaultdict
 
+import numpy as np
+
 from ..errors import MissingRuleError, SrcadError
 from ..syntax import N, assign, ast_copy, comment, index_expr, is_comment, names_read, rt
+from .kinds import real
 from .templates import bound_mapping, instantiate, param_of, primal_statement
 
 
@@ -45,8 +48,15 @@ class Reverse:
     code does."""
 
     def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
-                 check_numerics=False, checkpoint=None):
+                 check_numerics=False, checkpoint=None, kinds=None):
         self.check_numerics, self.current = check_numerics, None
+        self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
+        self.bar_of = {}        # cotangent name -> its primal's name
+        self.own = {}           # cotangent name -> "owned" (an array only it holds) / "full" (of its shape)
+        # owned cotangent arrays (updated in place) only where every differentiated value is a
+        # known float64 number or array: no complex, float32, sparse or container cotangents
+        self.buffers = kinds is not None and checkpoint is None and not row_sparse and all(
+            real(k) for name, k in kinds.assigned() if name in analysis.active)
         self.checkpoint = checkpoint       # k snapshots: top-level range loops reversed by revolve
         self.ckpt, self.ckpt_reads = {}, set()     # id(loop) -> cotangents live at its adjoint
         self.ckpt_line = {}
@@ -70,6 +80,7 @@ class Reverse:
     def bar(self, v):
         if v not in self.bars:
             self.bars[v] = self.namer.fresh(v + "_bar")
+            self.bar_of[self.bars[v]] = v
         return self.bars[v]
 
     def _collect_sites(self, stmts, depth):
@@ -100,14 +111,34 @@ class Reverse:
             self.markers[key] = _Marker(kind, var, st)
         return self.markers[key].node()
 
-    def contribute(self, code, live, v, expr, accumulate=None):
+    def contribute(self, code, live, v, expr, accumulate=None, item=None):
+        """Add expr to v's cotangent. item: the index when expr is the cotangent of v[item], a
+        number read from a known 1-d float array (then it goes into an owned buffer)."""
         b = self.bar(v)
-        if b in live:
+        kind = self._buffer_kind(v)
+        state = self._state(b, kind)
+        if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == "owned"):
+            if b not in live:       # a buffer of v's shape, owned by this cotangent
+                code.append(assign(b, _zeros_like(v)))
+                code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())], value=expr))
+                live.add(b)
+            else:
+                code.append(ast.AugAssign(ast.Subscript(N(b), ast_copy(item), ast.Store()), ast.Add(), expr))
+            self.own[b] = ("owned", kind.shape)
+        elif b in live and accumulate is None and state == "owned":
+            code.append(ast.AugAssign(N(b, True), ast.Add(), expr))     # in place: b is an owned array
+        elif b in live and accumulate is None and (state == "full" or self._real_number(v)):
+            # a plain sum: b is an array of v's shape (or both are numbers): a new owned array
+            code.append(assign(b, ast.BinOp(N(b), ast.Add(), expr)))
+            self._set_own(b, ("owned", kind.shape) if state else None)
+        elif b in live:
             code.append(assign(b, instantiate(accumulate, {"__bar__": N(b)}) if accumulate is not None
                                else rt("add", N(b), expr)))
+            self.own.pop(b, None)
         else:
             code.append(assign(b, expr))
             live.add(b)
+            self._set_own(b, self._fullness(expr, kind) if kind is not None else None)
         if self.check_numerics and self.current is not None:
             line = getattr(self.current, "user_line", 0)
             import linecache
@@ -162,22 +193,27 @@ class Reverse:
             if any(n == v for _, n in op.operands):   # x = f(x): read the old x after the pop
                 g = self.bars.get((v, "g")) or self.namer.fresh(v + "_out_bar")
                 self.bars[(v, "g")] = g
+                self.bar_of[g] = v
                 code.append(assign(g, N(b)))
+                self._set_own(g, ("full", self.own[b][1]) if b in self.own else None)
                 ans = v
                 if op.rule is not None and op.rule.needs_ans:
                     ans = self.bars.setdefault((v, "ans"), self.namer.fresh(v + "_out"))
                     code.append(assign(ans, N(v)))
                 live.discard(b)
+                self.own.pop(b, None)
                 if overwrites:
                     code.append(self.marker("pop", v, st))
                 code += self.contributions(op, g, ans, live)
             else:
                 code += self.contributions(op, b, v, live)
                 live.discard(b)
+                self.own.pop(b, None)
                 if overwrites:
                     code.append(self.marker("pop", v, st))
         else:
             live.discard(b)
+            self.own.pop(b, None)
             if overwrites:
                 code.append(self.marker("pop", v, st))
         return code
@@ -217,13 +253,211 @@ class Reverse:
                                        func=ast.unparse(op.rhs.func) if isinstance(op.rhs, ast.Call) else None)
             if isinstance(template, ast.Constant) and template.value == 0:
                 continue        # this argument only lends its shape
-            expr = instantiate(template, mapping)
+            expr = self._known_reduction(op, p, g) or instantiate(template, mapping)
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
-            if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others):
-                expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
+            if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others) \
+                    and not self._same_shape(op.node, n):
+                if self._real_number(n):    # summed down to a number: all of it
+                    expr = ast.Call(ast.Attribute(N("np"), "sum", ast.Load()), [expr], [])
+                else:
+                    expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
             fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
-            self.contribute(code, live, n, expr, fused)
+            item = self._number_item(op, n) if op.rule.key == "op:Subscript" else None
+            self.contribute(code, live, n, N(g) if item is not None else expr, fused, item)
         return code
+
+    # -- cotangents the kinds let us keep in owned arrays ---------------------------------------
+    def _buffer_kind(self, v, st=None, where="before"):
+        """The kind of v (a known float64 array of fixed shape) when its cotangent may live in an
+        array that only it holds and that is updated in place; else None."""
+        if not self.buffers or v is None:
+            return None
+        st = self.current if st is None else st
+        if st is None:
+            return None
+        k = self.kinds.exit(st, v) if where == "exit" else self.kinds.before(st, v)
+        if k.cat == "array" and k.dtype == "d" and k.ndim and k.shape is not None:
+            return k
+        return None
+
+    def _set_own(self, b, state):
+        if state:
+            self.own[b] = state
+        else:
+            self.own.pop(b, None)
+
+    def _state(self, b, kind):
+        """"owned"/"full" when b holds an array of kind's shape (owned: that only b holds), else None."""
+        s = self.own.get(b)
+        return s[0] if s is not None and kind is not None and s[1] == kind.shape else None
+
+    def _real_number(self, v):
+        k = self.kinds.before(self.current, v) if self.kinds is not None and self.current is not None else None
+        return k is not None and k.rank0 and k.dtype == "d" and self.buffers
+
+    def _fullness(self, expr, kind):
+        """("owned", shape) when expr makes a new array of kind's shape, ("full", shape) when it
+        names one (an alias), None when it may be smaller (a number, the symbolic zero) or is not
+        known."""
+        if self._full(expr, kind.shape):
+            return ("owned" if _fresh(expr) else "full", kind.shape)
+        return None
+
+    def _shape_of(self, e):
+        """The shape token of an expression's value in the adjoint of the current statement, or
+        None; rank-0 values give ()."""
+        if isinstance(e, ast.Constant) and type(e.value) in (int, float):
+            return ()
+        if isinstance(e, ast.Name):
+            v = self.bar_of.get(e.id)
+            if v is not None:       # a cotangent: its primal's shape only when known materialised
+                return () if self._kind_here(v).rank0 else None
+            k = self._kind_here(e.id)
+            return k.shape if k.dense else None
+        return None
+
+    def _kind_here(self, v):
+        """The kind of v's version that the adjoint of the current statement deals with: what the
+        statement assigns, if it assigns v, else what v holds before it."""
+        st = self.current
+        if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) and st.targets[0].id == v:
+            return self.kinds.result(st)
+        return self.kinds.before(st, v)
+
+    def _full(self, e, shape):
+        """Is e's value an array of exactly `shape` (not a smaller stand-in)?"""
+        if isinstance(e, ast.Name):
+            v = self.bar_of.get(e.id)
+            if v is not None:
+                s = self.own.get(e.id)
+                return s is not None and s[1] == shape
+            return self._shape_of(e) == shape
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+            for a, b in ((e.left, e.right), (e.right, e.left)):
+                if self._full(a, shape) and (self._full(b, shape) or self._rank0(b) or
+                                             self._operand_within(b, shape)):
+                    return True
+            return False
+        if _is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
+            # summed down to the operand's shape from a full array of the result's shape
+            res = self.kinds.result(self.current)
+            return res.shape is not None and self._shape_of(e.args[1]) == shape and \
+                self.bar_of.get(e.args[1].id) is None and self._full(e.args[0], res.shape)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return self._full(e.operand, shape)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
+                and e.func.value.id == "np" and e.args and not e.keywords:
+            f = getattr(np, e.func.attr, None)
+            if isinstance(f, np.ufunc) and len(e.args) == 1:
+                return self._full(e.args[0], shape)
+            if f in (np.full_like, np.zeros_like, np.ones_like) and isinstance(e.args[0], ast.Name):
+                return self.bar_of.get(e.args[0].id) is None and self._shape_of(e.args[0]) == shape
+        return False
+
+    def _operand_within(self, e, shape):
+        """Is e an operand of the current statement, whose result has `shape` (so e broadcasts
+        into it)?"""
+        if not isinstance(e, ast.Name) or self.bar_of.get(e.id) is not None:
+            return False
+        st = self.current
+        res = self.kinds.result(st) if isinstance(st, ast.Assign) else None
+        if res is None or res.shape != shape or not self._kind_here(e.id).dense:
+            return False
+        op = self.an.op(st)
+        return any(isinstance(a, ast.Name) and a.id == e.id for a in op.bound.values())
+
+    def _rank0(self, e):
+        if isinstance(e, (ast.BinOp,)):
+            return self._rank0(e.left) and self._rank0(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return self._rank0(e.operand)
+        return self._shape_of(e) == ()
+
+    def _number_item(self, op, n):
+        """The index of `y = n[i]` when it reads one number of a known 1-d float array (an int
+        constant or an int loop variable), else None."""
+        idx = op.bound.get("idx")
+        if not isinstance(idx, (ast.Constant, ast.Name)) or self._buffer_kind(n) is None:
+            return None
+        if isinstance(idx, ast.Constant):
+            ok = type(idx.value) is int
+        else:
+            k = self.kinds.before(op.node, idx.id)
+            ok = k.cat == "py" and k.dtype == "l"
+        return idx if ok and self.kinds.result(op.node).rank0 else None
+
+    def _int_index(self, st, x, idx):
+        """Does x[idx] (before st) read one number of a known 1-d array at an int?"""
+        if self.kinds is None:
+            return False
+        k = self.kinds.before(st, x)
+        if k.cat != "array" or k.ndim != 1 or k.dtype not in ("d", "f", "l", "?"):
+            return False
+        if isinstance(idx, ast.Constant):
+            return type(idx.value) is int
+        if isinstance(idx, ast.Name):
+            ki = self.kinds.before(st, idx.id)
+            return ki.cat == "py" and ki.dtype == "l"
+        return False
+
+    def _int_read(self, op):
+        """`y = x[i]` with x a known 1-d array and i an int: it runs as written (not rt.getitem)."""
+        if op.kind != "assign" or op.rule is None or op.rule.key != "op:Subscript":
+            return False
+        x = op.bound.get("x")
+        return isinstance(x, ast.Name) and self._int_index(op.node, x.id, op.bound.get("idx"))
+
+    def _written_number(self, st, y, v):
+        """The index of `y[i] = v` when it writes one number (v) into a known 1-d float array
+        at an int constant or int loop variable, else None."""
+        idx = st.targets[0].slice
+        kind = self._buffer_kind(y)
+        if kind is None or kind.ndim != 1 or not isinstance(v, ast.Name) or \
+                not self.kinds.before(st, v.id).rank0:
+            return None
+        if isinstance(idx, ast.Constant):
+            return idx if type(idx.value) is int else None
+        if isinstance(idx, ast.Name):
+            k = self.kinds.before(st, idx.id)
+            return idx if k.cat == "py" and k.dtype == "l" else None
+        return None
+
+    def _same_shape(self, st, n):
+        """Is the operand n known to have the shape of st's result (then its cotangent needs no
+        unbroadcast: the result's cotangent has that shape, or is the scalar zero)?"""
+        if self.kinds is None:
+            return False
+        res, arg = self.kinds.result(st), self.kinds.before(st, n)
+        return res.shape is not None and res.shape == arg.shape and res.dense and arg.dense
+
+    def _known_reduction(self, op, p, g):
+        """The adjoint of a full sum or mean of a known float array as plain NumPy: g spread over
+        x's shape (np.full_like), instead of the general rt.sum_vjp."""
+        if self.kinds is None or p != "x" or op.rule.key not in (np.sum, ".sum", np.mean, ".mean"):
+            return None
+        b = op.bound
+        if set(b) - {"x", "axis", "keepdims"} or not isinstance(b.get("x"), ast.Name):
+            return None
+        if not all(isinstance(b.get(q, ast.Constant(None)), ast.Constant) for q in ("axis", "keepdims")) or \
+                b.get("axis", ast.Constant(None)).value is not None or \
+                b.get("keepdims", ast.Constant(False)).value is not False:
+            return None
+        x = self.kinds.before(op.node, b["x"].id)
+        if x.cat != "array" or x.dtype not in ("d", "f") or not x.ndim:
+            return None
+        like = self._shape_source(op.node, b["x"].id, x)
+        fill = N(g)
+        if op.rule.key in (np.mean, ".mean"):
+            fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(like), "size", ast.Load()))
+        return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(like), fill], [])
+
+    def _shape_source(self, st, name, kind):
+        """A name that lends `name`'s shape and dtype to the adjoint of st: a parameter that is
+        never assigned and has the same kind there (nothing to tape for it), else name itself."""
+        for p in self.params:
+            if p != name and self.sites[p] == [(None, 0)] and self.kinds.before(st, p) == kind:
+                return p
+        return name
 
     def transposed_jvp(self, op, g, live, active):
         """A function with a forward rule only (custom_jvp, register_jvp): the rule is linear in the
@@ -291,9 +525,19 @@ class Reverse:
         idx = index_expr(st.targets[0].slice)
         if y in self.an.active and y in self.an.useful and b in live:
             v = op.rhs
-            if isinstance(v, ast.Name) and v.id in self.an.active:
-                self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)), N(v.id)))
-            code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
+            item = self._written_number(st, y, v)
+            item = item if item is not None and self._state(b, self._buffer_kind(y)) == "owned" else None
+            if item is not None:    # one number of an owned buffer: read it, then clear it in place
+                if v.id in self.an.active:
+                    self.contribute(code, live, v.id, ast.Subscript(N(b), ast_copy(item), ast.Load()))
+                code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())],
+                                       value=ast.Constant(0.0)))
+            else:
+                if isinstance(v, ast.Name) and v.id in self.an.active:
+                    self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)),
+                                                         N(v.id)))
+                code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
+                self.own.pop(b, None)
         code.append(self.marker("restore", y, st))
         return code
 
@@ -306,54 +550,85 @@ class Reverse:
             if isinstance(v, ast.Name) and v.id in self.an.active:
                 self.contribute(code, live, v.id, rt("last", N(b)))
             code.append(assign(b, rt("drop_last", N(b))))
+            self.own.pop(b, None)
         code.append(self.marker("unappend", xs, st))
         return code
 
-    def _branch(self, blocks, live):
+    def _branch(self, blocks, live, st=None):
         """Materialise, before a branch or loop, the cotangents its adjoint leaves live that were
         not live before: the other branch (or the next iteration) must find them defined."""
         newly = set()
+        own = dict(self.own)
         while True:     # a loop body can make a cotangent live that an earlier statement of the next
             found = set()   # iteration reads, so repeat until nothing new turns up
             for block in blocks:
                 after = live | newly
+                self.own = dict(own)
                 self.adjoint_block(block, after)
                 found |= after - live
             if found <= newly:
                 break
             newly |= found
-        init = [assign(b, ast.Constant(0.0)) for b in sorted(newly)]
+        self.own = own
+        init = [self._zero(b, st, "exit") for b in sorted(newly)]
         live |= newly
         return init, newly
 
-    def _finish(self, body, entry, live):
+    def _finish(self, body, entry, live, st=None, where="exit"):
         for b in sorted(entry - live):
-            body.append(assign(b, ast.Constant(0.0)))
+            body.append(self._zero(b, st, where))
         return body or [ast.Pass()]
 
+    def _zero(self, b, st, where):
+        """`b = 0.0`, the symbolic zero; for the cotangent of a known float array (at the point
+        `where` of the compound statement st), an owned array of zeros instead."""
+        v = self.bar_of.get(b)
+        kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
+        if kind is not None:
+            self.own[b] = ("owned", kind.shape)
+            return assign(b, _zeros_like(v))
+        self.own.pop(b, None)
+        return assign(b, ast.Constant(0.0))
+
     def adj_if(self, st, live):
-        init, _ = self._branch([st.body, st.orelse], live)
+        init, _ = self._branch([st.body, st.orelse], live, st)
         entry = set(live)
         l1, l2 = set(entry), set(entry)
+        own = dict(self.own)
         body = self.adjoint_block(st.body, l1)
+        own1, self.own = self.own, dict(own)
         orelse = self.adjoint_block(st.orelse, l2)
+        own2 = self.own
         if not body and not orelse:
+            self.own = own
             return init
-        body = self._finish(body, entry, l1)
-        orelse = self._finish(orelse, entry, l2) if orelse or entry - l2 else []
+        self.own = own1
+        body = self._finish(body, entry, l1, st, "before")
+        own1, self.own = self.own, own2
+        orelse = self._finish(orelse, entry, l2, st, "before") if orelse or entry - l2 else []
+        self.own = _meet(own1, self.own)
         if orelse == [ast.Pass()]:
             orelse = []
         node = ast.If(ast_copy(st.test), body, orelse)
         return [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init + [node]
 
     def adj_loop(self, st, live):
-        init, _ = self._branch([st.body], live)
+        init, _ = self._branch([st.body], live, st)
         entry = set(live)
-        inner = set(entry)
-        body = self.adjoint_block(st.body, inner)
+        own = dict(self.own)
+        while True:     # what the body keeps owned must hold at its start in every iteration
+            self.own = dict(own)
+            inner = set(entry)
+            body = self.adjoint_block(st.body, inner)
+            if body:
+                body = self._finish(body, entry, inner, st, "exit")
+            kept = _meet(own, self.own)
+            if kept == own:
+                break
+            own = kept
+        self.own = own
         if not body:
             return init
-        body = self._finish(body, entry, inner)
         code = [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init
         trips = self.trips.get(id(st))
         if trips and self._in_loop(st):
@@ -396,6 +671,8 @@ class Reverse:
                 t = st.targets[0]
                 if t.value.id in self.dict_names:     # the key may be new: rt.saved_item says so
                     saved = rt("saved_item", N(t.value.id), index_expr(ast_copy(t.slice)))
+                elif self._int_index(st, t.value.id, t.slice):      # a number: nothing shares it
+                    saved = ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Load())
                 else:
                     saved = ast.Call(ast.Attribute(N("np"), "copy", ast.Load()),
                                      [ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Load())], [])
@@ -413,7 +690,7 @@ class Reverse:
                 if op.rule is not None and op.rule.user_vjp is not None and id(st) in self.pullbacks:
                     out += self.primal_user_rule(op, depth)
                 else:
-                    out.append(primal_statement(op))
+                    out.append(ast_copy(op.node) if self._int_read(op) else primal_statement(op))
         return out
 
     def primal_user_rule(self, op, depth):
@@ -473,7 +750,12 @@ class Reverse:
         seed_code = []
         if isinstance(ret, ast.Name) and ret.id in self.an.active:
             b = self.bar(ret.id)
-            seed_code.append(assign(b, N(self.seed)))
+            seed = N(self.seed)
+            if self.kinds is not None and self.kinds.exit_of_body(ret.id).cat == "array":
+                # a size-1 array's seed may be a number: give it the array's shape, which the
+                # adjoints that know shapes rely on
+                seed = rt("broadcast_like", seed, N(ret.id))
+            seed_code.append(assign(b, seed))
             live.add(b)
         adjoint = self.adjoint_block(fn.body, live)
         # which tape operations are needed: a name is saved only if some adjoint reads it
@@ -501,7 +783,9 @@ class Reverse:
         for w in self.wrt:
             b = self.bar(w)
             val = N(b) if b in live else ast.Constant(0.0)
-            if self.top_level:
+            if self.top_level and b in live and self.own.get(b, ("",))[0] == "owned" and not self.row_sparse:
+                grads.append(val)       # already what finalize makes: a new float64 array of w's shape
+            elif self.top_level:
                 args = [val, N(w)] + ([ast.Constant(True)] if w in self.row_sparse else [])
                 grads.append(rt("finalize", *args))
             else:
@@ -513,7 +797,9 @@ class Reverse:
         body = [doc] + ([assign(self.tape, ast.List([], ast.Load()))] if uses_tape else []) + _dedupe(inits) + primal
         if return_value:    # grad/value_and_grad: keep the output, check it, then seed its cotangent
             value = self.namer.fresh(fn.name + "_value")
-            body.append(assign(value, rt("snapshot", ast_copy(ret))))
+            known_number = self.kinds is not None and isinstance(ret, ast.Name) and \
+                self.kinds.exit_of_body(ret.id).rank0
+            body.append(assign(value, ast_copy(ret) if known_number else rt("snapshot", ast_copy(ret))))
             body.append(assign(self.seed, rt("seed", N(value), N(self.seed))))
             out = ast.Tuple([N(value), out.elts[1]], ast.Load())
         if adjoint:
@@ -564,6 +850,32 @@ class Reverse:
                 st.orelse = []
             out.append(st)
         return _drop_empty(out)
+
+
+def _fresh(e):
+    """Does evaluating e make a new array (rather than hand back one that a name holds)? Only for
+    the forms _full accepts: arithmetic, NumPy ufuncs and *_like constructors, rt.unbroadcast."""
+    if isinstance(e, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if _is_rt_call(e, "unbroadcast"):       # hands back its argument when the shapes agree
+        return _fresh(e.args[0])
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and \
+        isinstance(e.func.value, ast.Name) and e.func.value.id == "np"
+
+
+def _is_rt_call(e, name):
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == name and \
+        isinstance(e.func.value, ast.Name) and e.func.value.id == "rt"
+
+
+def _meet(a, b):
+    """The ownership facts that hold on both paths."""
+    return {k: ("owned" if v[0] == b[k][0] == "owned" else "full", v[1]) for k, v in a.items()
+            if k in b and b[k][1] == v[1]}
+
+
+def _zeros_like(v):
+    return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [N(v)], [])
 
 
 def _push(tape, value):

@@ -100,9 +100,12 @@ class Unit:
         an.check_mutations()
         seed = normalizer.namer.fresh(fn.name + "_bar")
         name = name or self.fresh(fn.name + "_vjp")
+        from .kinds import Kinds, param_kinds
+        sig = getattr(self, "signature", None) if top_level else None     # callees: any arguments
+        kinds = Kinds(fn, an, param_kinds(func, sig))
         rev = Reverse(fn, an, parsed, normalizer.namer, wrt_names, self, seed, top_level,
                       row_sparse=[n for n in wrt_names if n in set(row_sparse)], check_numerics=check,
-                      checkpoint=getattr(self, "checkpoint", None))
+                      checkpoint=getattr(self, "checkpoint", None), kinds=kinds)
         self.tuple_wrt_of[id(rev)] = isinstance(wrt, tuple)
         out = fuse(rev.run(name, return_value=return_value))
         if rev.ckpt:        # after fusion: the loop's code is exactly that of checkpoint=None
