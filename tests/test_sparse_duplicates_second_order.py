@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import srcad
 from fd_second import numerical_hessian
+from fdcheck import numerical_grad
 from test_property import MAX_MAGNITUDE, N, find_inputs, import_program, programs
 from test_property_modes import hessian_vector_product
 
@@ -100,7 +101,7 @@ def prog_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("srcad_sparse_second_order_programs")
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
+@settings(max_examples=25, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                                  HealthCheck.data_too_large, HealthCheck.large_base_example])
 @given(program=programs(sparse=True, extended=False), seed=st.integers(0, 2 ** 32 - 1))
@@ -140,3 +141,25 @@ def test_random_sparse_programs_second_order(program, seed, prog_dir):
                                        err_msg="d.Hd vs second differences" + where)
     finally:
         sys.modules.pop(module.__name__, None)
+
+
+# ---- known wrong first-order results (found while fixing the above) ----------------------------
+def coo_scaled(x):             # scipy keeps the duplicates of a COO times a scalar
+    A = sp.coo_array((np.cos(x)[PICK], (ROWS, COLS)), shape=(4, 4))
+    return np.sum(((A * x[1]) @ x) ** 2)
+
+
+def coo_scaled_data(x):
+    A = sp.coo_array((np.cos(x)[PICK], (ROWS, COLS)), shape=(4, 4))
+    return np.sum((A * x[1]).data ** 3)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "the adjoint of `A * s` (s active, A a COO with duplicates) multiplies A's cotangent by A with "
+    "scipy's elementwise product, which sums each one's duplicates first (cross terms); remove this "
+    "mark when fixed"))
+@pytest.mark.parametrize("f", [coo_scaled, coo_scaled_data], ids=lambda f: f.__name__)
+def test_known_bug_coo_duplicates_times_active_scalar(f):
+    want = numerical_grad(f, (X,))
+    np.testing.assert_allclose(srcad.grad(f)(X), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(srcad.jvp(f, (X,), (U,))[1], want @ U, rtol=1e-6, atol=1e-8)

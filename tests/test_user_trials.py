@@ -111,14 +111,14 @@ def test_loop_over_a_dict_is_a_named_error_and_over_its_keys_works():
 
 
 # ---- a rule that refuses an argument at run time names the user's line -------------------------
-def einsum_diagonal(A):
-    return np.sum(np.einsum("ii->i", A) ** 2)
+def einsum_with_ellipsis(A):
+    return np.sum(np.einsum("...i->...", A) ** 2)
 
 
 def test_runtime_missing_rule_names_the_user_line():
-    line = einsum_diagonal.__code__.co_firstlineno + 1
+    line = einsum_with_ellipsis.__code__.co_firstlineno + 1
     with pytest.raises(srcad.MissingRuleError, match=rf"test_user_trials.py:{line}:4: .*np.einsum"):
-        srcad.grad(einsum_diagonal)(np.eye(3))       # was <unknown>:0:0
+        srcad.grad(einsum_with_ellipsis)(np.eye(3))       # was <unknown>:0:0
 
 
 # ---- custom_vjp whose fwd and bwd are lambdas -----------------------------------------------

@@ -3,8 +3,8 @@
 Adjoints are written with the linear helpers of srcad/runtime/linalg.py (mm, T, sym, phi, ...)
 and NumPy calls that have rules themselves, so the adjoint of cholesky, eigh, slogdet, pinv,
 lstsq and solve_triangular is differentiable again (Hessians). svd, qr, matrix_power and expm
-have helpers of their own, linear in the cotangent; second order through them w.r.t. the matrix
-raises MissingRuleError. Symmetric inputs (cholesky, eigh) get a symmetric cotangent.
+have helpers of their own, linear in the cotangent, with hand-written tangents w.r.t. the matrix
+and the factors (second order). Symmetric inputs (cholesky, eigh) get a symmetric cotangent.
 """
 import numpy as np
 import scipy.linalg
@@ -31,11 +31,11 @@ _VAV = "L.mm(L.mm(L.T(ans[1]), a_dot), ans[1])"
 defrule(np.linalg.eigh, "a, UPLO='L'",
         _c("L.sym(L.mm(L.mm(ans[1], L.diag_plus(rt.item(g, 0), L.eigh_f(ans[0]) * "
            "L.mm(L.T(ans[1]), rt.item(g, 1)))), L.T(ans[1])))"),
-        _c(f"[L.diag_part({_VAV}), L.mm(ans[1], L.eigh_f(ans[0]) * {_VAV})]"))
+        _c(f"[L.diag_part({_VAV}), L.mm(ans[1], L.eigh_f(ans[0]) * {_VAV})]"), discrete="UPLO")
 _V = "np.linalg.eigh(a)[1]"
 defrule(np.linalg.eigvalsh, "a, UPLO='L'",
         _c(f"L.sym(L.mm(L.mm({_V}, L.diag_embed(g)), L.T({_V})))"),
-        _c(f"L.diag_part(L.mm(L.mm(L.T({_V}), a_dot), {_V}))"))
+        _c(f"L.diag_part(L.mm(L.mm(L.T({_V}), a_dot), {_V}))"), discrete="UPLO")
 
 defrule(np.linalg.slogdet, "a",
         _c("L.expand2(rt.item(g, 1)) * L.T(np.linalg.inv(a))"),
@@ -43,8 +43,9 @@ defrule(np.linalg.slogdet, "a",
 
 defrule(np.linalg.svd, "a, full_matrices=True, compute_uv=True, hermitian=False",
         "rt.linalg.svd_vjp(g, a, ans, full_matrices, compute_uv)",
-        "rt.linalg.svd_jvp(a_dot, a, ans, full_matrices, compute_uv)")
-defrule(np.linalg.qr, "a, mode='reduced'", "rt.linalg.qr_vjp(g, a, ans, mode)", "rt.linalg.qr_jvp(a_dot, a, ans, mode)")
+        "rt.linalg.svd_jvp(a_dot, a, ans, full_matrices, compute_uv)", discrete="full_matrices compute_uv hermitian")
+defrule(np.linalg.qr, "a, mode='reduced'", "rt.linalg.qr_vjp(g, a, ans, mode)", "rt.linalg.qr_jvp(a_dot, a, ans, mode)",
+        discrete="mode")
 
 # ---- pseudo-inverse and least squares (full rank) ---------------------------------------------------
 # d pinv = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P
@@ -60,19 +61,23 @@ def _pinv(template, P, A, G=None, D=None):
 
 
 defrule(np.linalg.pinv, "a, rcond=None, hermitian=False", _pinv(_PINV_VJP, "ans", "a", G="g"),
-        _pinv(_PINV_JVP, "ans", "a", D="a_dot"))
+        _pinv(_PINV_JVP, "ans", "a", D="a_dot"), discrete="hermitian")
 _GX = "rt.linalg.lstsq_check(g)"
 defrule(np.linalg.lstsq, "a, b, rcond=None",
         (_pinv(_PINV_VJP, "np.linalg.pinv(a)", "a", G=f"rt.linalg.mmT({_GX}, b)"),
          _c(f"L.mm(L.T(np.linalg.pinv(a)), {_GX})")),
         ("rt.linalg.lstsq_jvp(a_dot, 0.0, a, b, ans)", "rt.linalg.lstsq_jvp(0.0, b_dot, a, b, ans)"), jvp_join=True)
 
-defrule(np.linalg.matrix_power, "a, n", "rt.linalg.matrix_power_vjp(g, a, n)", "rt.linalg.matrix_power_jvp(a_dot, a, n)")
+defrule(np.linalg.matrix_power, "a, n", "rt.linalg.matrix_power_vjp(g, a, n)", "rt.linalg.matrix_power_jvp(a_dot, a, n)",
+        discrete="n")
 
 # every ord of np.linalg.norm (vector and matrix); ties of max/min norms share evenly
 _NORM = "ord, axis, keepdims"
-defrule(np.linalg.norm, "x, ord=None, axis=None, keepdims=False", f"rt.linalg.norm_vjp(g, x, ans, {_NORM})",
-        f"rt.linalg.norm_jvp(x_dot, x, ans, {_NORM})")
+# ord moves a vector p-norm smoothly (rt.linalg.norm_ord_vjp: zero for +-inf and matrix norms)
+defrule(np.linalg.norm, "x, ord=None, axis=None, keepdims=False",
+        (f"rt.linalg.norm_vjp(g, x, ans, {_NORM})", f"rt.linalg.norm_ord_vjp(g, x, ans, {_NORM})"),
+        (f"rt.linalg.norm_jvp(x_dot, x, ans, {_NORM})", f"rt.linalg.norm_ord_jvp(ord_dot, x, ans, {_NORM})"),
+        discrete="axis keepdims")
 
 # ---- scipy.linalg --------------------------------------------------------------------------------------
 defrule([scipy.linalg.expm, rt.linalg.expm], "a", "rt.linalg.expm_frechet(rt.linalg.T(a), g)",
@@ -84,7 +89,7 @@ defrule([scipy.linalg.solve_triangular, rt.linalg.solve_triangular],
         (_c(f"-L.tri_part(L.trans_op(L.mmT(L.tri_solve(a, g, {_TRI}, True), ans), trans), lower, unit_diagonal)"),
          _c(f"L.tri_solve(a, g, {_TRI}, True)")),
         (_c(f"-L.tri_solve(a, L.mm(L.trans_op(L.tri_part(a_dot, lower, unit_diagonal), trans), ans), {_TRI})"),
-         _c(f"L.tri_solve(a, b_dot, {_TRI})")))
+         _c(f"L.tri_solve(a, b_dot, {_TRI})")), discrete="trans lower unit_diagonal")
 defrule(scipy.linalg.inv, "a", "-rt.matmul_vjp_x(rt.matmul_vjp_y(g, ans, ans), ans, ans)", "-(ans @ a_dot @ ans)")
 defrule(scipy.linalg.det, "a", "g * ans * np.linalg.inv(a).T", "ans * np.trace(np.linalg.solve(a, a_dot))")
 
@@ -100,20 +105,34 @@ defrule(rt.linalg.diag_part, "m", None, "rt.linalg.diag_part(m_dot)")
 defrule(rt.linalg.expand2, "s", None, "rt.linalg.expand2(s_dot)")
 defrule(rt.linalg.eye_minus, "p", None, "-p_dot")
 defrule(rt.linalg.eigh_f, "w", None, "rt.linalg.eigh_f_jvp(w, w_dot)")
-defrule(rt.linalg.tri_part, "m, lower=False, unit_diagonal=False", None, "rt.linalg.tri_part(m_dot, lower, unit_diagonal)")
-defrule(rt.linalg.trans_op, "m, trans=0", None, "rt.linalg.trans_op(m_dot, trans)")
+defrule(rt.linalg.tri_part, "m, lower=False, unit_diagonal=False", None, "rt.linalg.tri_part(m_dot, lower, unit_diagonal)",
+        discrete="lower unit_diagonal")
+defrule(rt.linalg.trans_op, "m, trans=0", None, "rt.linalg.trans_op(m_dot, trans)", discrete="trans")
 defrule(rt.linalg.tri_solve, "a, b, trans=0, lower=False, unit_diagonal=False, flip=False", None,
         ("-rt.linalg.tri_solve(a, rt.linalg.mm(rt.linalg.trans_op(rt.linalg.tri_part(a_dot, lower, unit_diagonal), "
          "rt.linalg.flip_trans(trans, flip)), ans), trans, lower, unit_diagonal, flip)",
-         "rt.linalg.tri_solve(a, b_dot, trans, lower, unit_diagonal, flip)"))
+         "rt.linalg.tri_solve(a, b_dot, trans, lower, unit_diagonal, flip)"), discrete="trans lower unit_diagonal")
 defrule(rt.linalg.lstsq_check, "g", None, "rt.linalg.lstsq_check(g_dot)")
 defrule(rt.linalg.expm_frechet, "a, e", None, ("rt.linalg.expm_frechet2(a, e, a_dot)", "rt.linalg.expm_frechet(a, e_dot)"))
 defrule(rt.linalg.svd_vjp, "g, a, ans_, full_matrices=True, compute_uv=True", None,
-        ("rt.linalg.svd_vjp(g_dot, a, ans_, full_matrices, compute_uv)",))
-defrule(rt.linalg.qr_vjp, "g, a, ans_, mode='reduced'", None, ("rt.linalg.qr_vjp(g_dot, a, ans_, mode)",))
+        ("rt.linalg.svd_vjp(g_dot, a, ans_, full_matrices, compute_uv)",
+         "rt.linalg.svd_vjp_dot(g, a, ans_, a_dot, 0.0, full_matrices, compute_uv)",
+         "rt.linalg.svd_vjp_dot(g, a, ans_, 0.0, ans__dot, full_matrices, compute_uv)"), jvp_join=True,
+        discrete="full_matrices compute_uv")
+defrule(rt.linalg.qr_vjp, "g, a, ans_, mode='reduced'", None,
+        ("rt.linalg.qr_vjp(g_dot, a, ans_, mode)", "0", "rt.linalg.qr_vjp_dot(g, a, ans_, ans__dot, mode)"),
+        jvp_join=True, discrete="mode")      # a lends its shape only: qr_vjp reads the factors
 defrule(rt.linalg.matrix_power_vjp, "g, a, n", None,
-        ("rt.linalg.matrix_power_vjp(g_dot, a, n)", "rt.linalg.matrix_power_vjp_dot(g, a, a_dot, n)"))
+        ("rt.linalg.matrix_power_vjp(g_dot, a, n)", "rt.linalg.matrix_power_vjp_dot(g, a, a_dot, n)"), discrete="n")
 defnondiff([rt.linalg.flip_trans])
 defrule(rt.linalg.norm_vjp, "g, x, out, ord=None, axis=None, keepdims=False", None,
         (f"rt.linalg.norm_vjp(g_dot, x, out, {_NORM})", f"rt.linalg.norm_vjp_dot(g, x, x_dot, out, 0.0, {_NORM})",
-         f"rt.linalg.norm_vjp_dot(g, x, 0.0, out, out_dot, {_NORM})"))
+         f"rt.linalg.norm_vjp_dot(g, x, 0.0, out, out_dot, {_NORM})",
+         f"rt.linalg.norm_vjp_ord(g, x, out, ord_dot, {_NORM})"), jvp_join=True, discrete="axis keepdims")
+# the norm_ord helpers read x only (out: "0"); their second derivative in ord is written out too
+defrule(rt.linalg.norm_ord_vjp, "g, x, out, ord=None, axis=None, keepdims=False", None,
+        (f"rt.linalg.norm_ord_vjp(g_dot, x, out, {_NORM})", f"rt.linalg.norm_ord_vjp_dot(g, x, x_dot, {_NORM})",
+         "0", f"rt.linalg.norm_ord_vjp_ord(g, x, ord_dot, {_NORM})"), jvp_join=True, discrete="axis keepdims")
+defrule(rt.linalg.norm_ord_jvp, "d, x, out, ord=None, axis=None, keepdims=False", None,
+        (f"rt.linalg.norm_ord_jvp(d_dot, x, out, {_NORM})", f"rt.linalg.norm_ord_jvp_dot(d, x, x_dot, {_NORM})",
+         "0", f"rt.linalg.norm_ord_jvp_ord(d, x, ord_dot, {_NORM})"), jvp_join=True, discrete="axis keepdims")

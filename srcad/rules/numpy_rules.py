@@ -53,42 +53,45 @@ defrule([np.clip, ".clip"], "x, a_min=None, a_max=None",
         ("x_dot * rt.clip_mask(x, a_min, a_max)", "rt.broadcast_like(a_min_dot * np.less(x, a_min), ans)",
          "rt.broadcast_like(a_max_dot * np.greater(x, a_max), ans)"))
 defrule([np.asarray, np.array, np.float64, builtins.float], "x, dtype=None",
-        "rt.as_cotangent(g, x)", "rt.as_tangent(x_dot, ans)")
+        "rt.as_cotangent(g, x)", "rt.as_tangent(x_dot, ans)", discrete="dtype")
 
 # ---- reductions --------------------------------------------------------------------------
 _RED = "x, axis=None, dtype=None, out=None, keepdims=False"
-defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "rt.sum_jvp(x_dot, axis, keepdims)")
+defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "rt.sum_jvp(x_dot, axis, keepdims)",
+        discrete="axis dtype out keepdims")
 defrule([np.mean, ".mean"], _RED, "rt.sum_vjp(g, x, axis, keepdims) / rt.count(x, axis)",
-        "np.mean(x_dot, axis=axis, keepdims=keepdims)")
+        "np.mean(x_dot, axis=axis, keepdims=keepdims)", discrete="axis dtype out keepdims")
 defrule([np.max, np.amax, ".max"], "x, axis=None, out=None, keepdims=False",
         "rt.extreme_vjp(g, x, ans, axis, keepdims)",
-        "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)")
+        "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="axis out keepdims")
 defrule([np.min, np.amin, ".min"], "x, axis=None, out=None, keepdims=False",
         "rt.extreme_vjp(g, x, ans, axis, keepdims)",
-        "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)")
+        "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="axis out keepdims")
 defrule([np.prod, ".prod"], _RED, "rt.prod_vjp(g, x, axis, keepdims)",
-        "rt.prod_jvp(x_dot, x, axis, keepdims)")
+        "rt.prod_jvp(x_dot, x, axis, keepdims)", discrete="axis dtype out keepdims")
 _LSE_W = "np.exp(x - rt.expand_reduced(ans, x, axis, keepdims))"
 defrule(scipy.special.logsumexp, "x, axis=None, b=None, keepdims=False",
         (f"rt.sum_vjp(g, x, axis, keepdims) * {_LSE_W} * rt.shapes.one_if_none(b)",
          None, f"rt.unbroadcast(rt.sum_vjp(g, x, axis, keepdims) * {_LSE_W}, b)"),
         (f"np.sum(x_dot * {_LSE_W} * rt.shapes.one_if_none(b), axis=axis, keepdims=keepdims)",
-         None, f"np.sum(rt.broadcast_like(b_dot, x) * {_LSE_W}, axis=axis, keepdims=keepdims)"))
+         None, f"np.sum(rt.broadcast_like(b_dot, x) * {_LSE_W}, axis=axis, keepdims=keepdims)"),
+        discrete="axis keepdims")
 
 # ---- linear algebra and shapes -----------------------------------------------------------
 defrule(["op:MatMult", np.matmul, np.dot, ".dot"], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), primal="rt.matmul(x, y)")
-defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "np.transpose(x_dot, axes)")
+defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "np.transpose(x_dot, axes)",
+        discrete="axes")
 defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
          np.atleast_1d, np.atleast_2d, np.atleast_3d],
-        "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)")
-defrule(".astype", "x, dtype, *args, **kwargs", "rt.as_cotangent(g, x)", "x_dot.astype(dtype)")
+        "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)", discrete="shape")
+defrule(".astype", "x, dtype, *args, **kwargs", "rt.as_cotangent(g, x)", "x_dot.astype(dtype)", discrete="dtype")
 defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
 defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",
-        "np.concatenate(rt.tangent_list(arrays_dot, arrays), axis=axis)")
+        "np.concatenate(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
 defrule([np.stack], "arrays, axis=0", "rt.unstack(g, axis, arrays)",
-        "np.stack(rt.tangent_list(arrays_dot, arrays), axis=axis)")
+        "np.stack(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
 # ---- Python builtins over lists and arrays (an array's items are its rows along axis 0) -------
 defrule([builtins.sum], "xs, start=0", ("rt.sum_items_vjp(g, xs)", "rt.unbroadcast(g, start)"),
         ("rt.sum_items_jvp(xs_dot, xs)", "start_dot"))
@@ -108,13 +111,15 @@ defrule([np.log2], "x", "g / (x * np.log(2.0))", "x_dot / (x * np.log(2.0))")
 defrule([np.log10], "x", "g / (x * np.log(10.0))", "x_dot / (x * np.log(10.0))")
 defrule([scipy.special.expit], "x", "g * ans * (1.0 - ans)", "x_dot * ans * (1.0 - ans)")
 defrule([np.var, ".var"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
-        "rt.var_vjp(g, x, axis, ddof, keepdims)", "rt.var_jvp(x_dot, x, axis, ddof, keepdims)")
+        "rt.var_vjp(g, x, axis, ddof, keepdims)", "rt.var_jvp(x_dot, x, axis, ddof, keepdims)",
+        discrete="axis dtype out ddof keepdims")
 defrule([np.std, ".std"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
         "rt.var_vjp(g / (2.0 * ans), x, axis, ddof, keepdims)",
-        "rt.var_jvp(x_dot, x, axis, ddof, keepdims) / (2.0 * ans)")
+        "rt.var_jvp(x_dot, x, axis, ddof, keepdims) / (2.0 * ans)", discrete="axis dtype out ddof keepdims")
 defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g, x, axis)",
-        "np.cumsum(x_dot, axis=axis)")
-defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)")
+        "np.cumsum(x_dot, axis=axis)", discrete="axis dtype out")
+defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)",
+        discrete="n axis")
 defrule([np.trace, ".trace"], "x", "g * np.eye(np.shape(x)[0], np.shape(x)[1])", "np.trace(x_dot)")
 defrule([np.outer], "x, y", ("rt.outer_vjp(g, x, y)", "rt.outer_vjp(rt.transpose_vjp(g), y, x)"),
         ("np.outer(x_dot, y)", "np.outer(x, y_dot)"))
@@ -136,7 +141,7 @@ defrule([builtins.list, builtins.tuple], "x", "rt.as_cotangent(g, x)", "list(x_d
 # gather in parallel; constant indices and slices stay as written
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)",
         accumulate="rt.add_at(__bar__, x, idx, g)", primal="rt.getitem(x, idx)",
-        primal_when=lambda args: isinstance(args["idx"], ast.Name))
+        primal_when=lambda args: isinstance(args["idx"], ast.Name), discrete="idx")
 
 # ---- more elementwise functions ------------------------------------------------------------
 defrule([np.arctan2, math.atan2], "x, y", ("g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)"),
@@ -164,48 +169,56 @@ defrule(np.sinc, "x", "g * (np.cos(np.pi * x) - ans) / np.where(x == 0, np.inf, 
 
 # ---- sorting, gathering, tiling and rearranging ---------------------------------------------
 defrule([np.sort], "x, axis=-1, kind=None, order=None", "rt.shapes.sort_vjp(g, x, axis)",
-        "rt.shapes.sort_jvp(x_dot, x, axis)")
+        "rt.shapes.sort_jvp(x_dot, x, axis)", discrete="axis kind order")
 defrule(".take", "a, indices, axis=None", "rt.shapes.take_vjp(g, a, indices, axis)",
-        "np.take(a_dot, indices, axis=axis)")
+        "np.take(a_dot, indices, axis=axis)", discrete="indices axis")
 defrule(np.take_along_axis, "arr, indices, axis", "rt.shapes.take_along_axis_vjp(g, arr, indices, axis)",
-        "np.take_along_axis(arr_dot, indices, axis)")
-defrule(np.tile, "a, reps", "rt.shapes.tile_vjp(g, a, reps)", "np.tile(a_dot, reps)")
+        "np.take_along_axis(arr_dot, indices, axis)", discrete="indices axis")
+defrule(np.tile, "a, reps", "rt.shapes.tile_vjp(g, a, reps)", "np.tile(a_dot, reps)", discrete="reps")
 defrule([np.repeat, ".repeat"], "a, repeats, axis=None", "rt.shapes.repeat_vjp(g, a, repeats, axis)",
-        "np.repeat(a_dot, repeats, axis=axis)")
+        "np.repeat(a_dot, repeats, axis=axis)", discrete="repeats axis")
 defrule(np.pad, "array, pad_width, mode='constant', constant_values=0",
         ("rt.shapes.pad_vjp(g, array, pad_width, mode)", "0", "0",
          "rt.unbroadcast(np.sum(g) - np.sum(rt.shapes.pad_vjp(g, array, pad_width, mode)), constant_values)"),
         ("rt.shapes.pad_jvp(array_dot, pad_width, mode)", "0", "0",
          "np.pad(np.zeros(np.shape(array)), pad_width, constant_values=constant_values_dot)"))
-defrule(np.flip, "m, axis=None", "np.flip(g, axis)", "np.flip(m_dot, axis)")
+defrule(np.flip, "m, axis=None", "np.flip(g, axis)", "np.flip(m_dot, axis)", discrete="axis")
 defrule(np.fliplr, "m", "np.fliplr(g)", "np.fliplr(m_dot)")
 defrule(np.flipud, "m", "np.flipud(g)", "np.flipud(m_dot)")
-defrule(np.roll, "a, shift, axis=None", "np.roll(g, np.negative(shift), axis)", "np.roll(a_dot, shift, axis)")
-defrule(np.rot90, "m, k=1, axes=(0, 1)", "np.rot90(g, np.negative(k), axes)", "np.rot90(m_dot, k, axes)")
-defrule(np.diag, "v, k=0", "rt.shapes.diag_vjp(g, v, k)", "np.diag(v_dot, k)")
+defrule(np.roll, "a, shift, axis=None", "np.roll(g, np.negative(shift), axis)", "np.roll(a_dot, shift, axis)",
+        discrete="shift axis")
+defrule(np.rot90, "m, k=1, axes=(0, 1)", "np.rot90(g, np.negative(k), axes)", "np.rot90(m_dot, k, axes)",
+        discrete="k axes")
+defrule(np.diag, "v, k=0", "rt.shapes.diag_vjp(g, v, k)", "np.diag(v_dot, k)", discrete="k")
 defrule([np.diagonal, ".diagonal"], "a, offset=0, axis1=0, axis2=1",
-        "rt.shapes.diagonal_vjp(g, a, offset, axis1, axis2)", "np.diagonal(a_dot, offset, axis1, axis2)")
-defrule(np.triu, "m, k=0", "np.triu(g, k)", "np.triu(m_dot, k)")
-defrule(np.tril, "m, k=0", "np.tril(g, k)", "np.tril(m_dot, k)")
-defrule(np.broadcast_to, "array, shape", "rt.unbroadcast(g, array)", "np.broadcast_to(array_dot, shape)")
+        "rt.shapes.diagonal_vjp(g, a, offset, axis1, axis2)", "np.diagonal(a_dot, offset, axis1, axis2)",
+        discrete="offset axis1 axis2")
+defrule(np.triu, "m, k=0", "np.triu(g, k)", "np.triu(m_dot, k)", discrete="k")
+defrule(np.tril, "m, k=0", "np.tril(g, k)", "np.tril(m_dot, k)", discrete="k")
+defrule(np.broadcast_to, "array, shape", "rt.unbroadcast(g, array)", "np.broadcast_to(array_dot, shape)",
+        discrete="shape")
 defrule(np.moveaxis, "a, source, destination", "np.moveaxis(g, destination, source)",
-        "np.moveaxis(a_dot, source, destination)")
+        "np.moveaxis(a_dot, source, destination)", discrete="source destination")
 defrule([np.split, np.array_split], "ary, indices_or_sections, axis=0", "rt.shapes.split_vjp(g, ans, axis)",
-        "np.split(ary_dot, np.cumsum([np.shape(p)[axis] for p in ans])[:-1], axis=axis)")
+        "np.split(ary_dot, np.cumsum([np.shape(p)[axis] for p in ans])[:-1], axis=axis)",
+        discrete="indices_or_sections axis")
 defrule(np.select, "condlist, choicelist, default=0",
         ("0", "rt.shapes.select_vjp(g, condlist, choicelist)", "rt.shapes.select_default_vjp(g, condlist, default)"),
         ("0", "rt.broadcast_like(np.select(condlist, rt.tangent_list(choicelist_dot, choicelist), 0.0), ans)",
          "rt.broadcast_like(np.select(condlist, [np.zeros(np.shape(ans))] * len(condlist), default_dot), ans)"))
 defrule([np.cumprod, ".cumprod"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g * ans, x, axis) / x",
-        "ans * np.cumsum(x_dot / x, axis=axis)")
+        "ans * np.cumsum(x_dot / x, axis=axis)", discrete="axis dtype out")
 
-defrule(np.rollaxis, "a, axis, start=0", "rt.shapes.rollaxis_vjp(g, a, axis, start)", "np.rollaxis(a_dot, axis, start)")
+defrule(np.rollaxis, "a, axis, start=0", "rt.shapes.rollaxis_vjp(g, a, axis, start)", "np.rollaxis(a_dot, axis, start)",
+        discrete="axis start")
 defrule([np.partition], "x, kth, axis=-1", "rt.shapes.partition_vjp(g, x, kth, axis)",
-        "rt.shapes.partition_jvp(x_dot, x, kth, axis)")
-defrule(np.vsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 0)", "np.vsplit(ary_dot, indices_or_sections)")
+        "rt.shapes.partition_jvp(x_dot, x, kth, axis)", discrete="kth axis")
+defrule(np.vsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 0)", "np.vsplit(ary_dot, indices_or_sections)",
+        discrete="indices_or_sections")
 defrule(np.hsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, min(1, np.ndim(ary) - 1))",
-        "np.hsplit(ary_dot, indices_or_sections)")
-defrule(np.dsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 2)", "np.dsplit(ary_dot, indices_or_sections)")
+        "np.hsplit(ary_dot, indices_or_sections)", discrete="indices_or_sections")
+defrule(np.dsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 2)", "np.dsplit(ary_dot, indices_or_sections)",
+        discrete="indices_or_sections")
 defrule(np.dstack, "tup", "rt.shapes.stacked_vjp(g, tup, 'd')", "np.dstack(rt.tangent_list(tup_dot, tup))")
 defrule(np.column_stack, "tup", "rt.shapes.stacked_vjp(g, tup, 'c')", "np.column_stack(rt.tangent_list(tup_dot, tup))")
 defrule(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", "g * np.isfinite(x)",
@@ -214,7 +227,7 @@ defrule(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", "g * n
 # ---- products -------------------------------------------------------------------------------
 defrule(np.tensordot, "a, b, axes=2",
         ("rt.shapes.tensordot_vjp_a(g, a, b, axes)", "rt.shapes.tensordot_vjp_b(g, a, b, axes)"),
-        ("np.tensordot(a_dot, b, axes)", "np.tensordot(a, b_dot, axes)"))
+        ("np.tensordot(a_dot, b, axes)", "np.tensordot(a, b_dot, axes)"), discrete="axes")
 defrule(np.inner, "a, b",
         ("rt.shapes.tensordot_vjp_a(g, a, b, rt.shapes.inner_axes(a, b))",
          "rt.shapes.tensordot_vjp_b(g, a, b, rt.shapes.inner_axes(a, b))"),
@@ -225,23 +238,29 @@ defrule(np.cross, "a, b", ("rt.unbroadcast(np.cross(b, g), a)", "rt.unbroadcast(
         ("rt.broadcast_like(np.cross(a_dot, b), ans)", "rt.broadcast_like(np.cross(a, b_dot), ans)"))
 
 # their adjoint helpers: linear in the cotangent (and in the other operand of a product)
-defrule(rt.shapes.sort_vjp, "g, x, axis=-1", None, ("rt.shapes.sort_vjp(g_dot, x, axis)", "0"))
-defrule(rt.shapes.sort_jvp, "x_dot, x, axis=-1", None, ("rt.shapes.sort_jvp(x_dot_dot, x, axis)", "0"))
-defrule(rt.shapes.take_vjp, "g, a, indices, axis=None", None, ("rt.shapes.take_vjp(g_dot, a, indices, axis)", "0"))
+defrule(rt.shapes.sort_vjp, "g, x, axis=-1", None, ("rt.shapes.sort_vjp(g_dot, x, axis)", "0"), discrete="axis")
+defrule(rt.shapes.sort_jvp, "x_dot, x, axis=-1", None, ("rt.shapes.sort_jvp(x_dot_dot, x, axis)", "0"),
+        discrete="axis")
+defrule(rt.shapes.take_vjp, "g, a, indices, axis=None", None, ("rt.shapes.take_vjp(g_dot, a, indices, axis)", "0"),
+        discrete="indices axis")
 defrule(rt.shapes.take_along_axis_vjp, "g, arr, indices, axis", None,
-        ("rt.shapes.take_along_axis_vjp(g_dot, arr, indices, axis)", "0"))
-defrule(rt.shapes.tile_vjp, "g, a, reps", None, ("rt.shapes.tile_vjp(g_dot, a, reps)", "0"))
-defrule(rt.shapes.repeat_vjp, "g, a, repeats, axis=None", None, ("rt.shapes.repeat_vjp(g_dot, a, repeats, axis)", "0"))
+        ("rt.shapes.take_along_axis_vjp(g_dot, arr, indices, axis)", "0"), discrete="indices axis")
+defrule(rt.shapes.tile_vjp, "g, a, reps", None, ("rt.shapes.tile_vjp(g_dot, a, reps)", "0"), discrete="reps")
+defrule(rt.shapes.repeat_vjp, "g, a, repeats, axis=None", None, ("rt.shapes.repeat_vjp(g_dot, a, repeats, axis)", "0"),
+        discrete="repeats axis")
 defrule(rt.shapes.pad_vjp, "g, array, pad_width, mode='constant'", None,
-        ("rt.shapes.pad_vjp(g_dot, array, pad_width, mode)", "0"))
-defrule(rt.shapes.pad_jvp, "a_dot, pad_width, mode='constant'", None, "rt.shapes.pad_jvp(a_dot_dot, pad_width, mode)")
-defrule(rt.shapes.diag_vjp, "g, v, k=0", None, ("rt.shapes.diag_vjp(g_dot, v, k)", "0"))
+        ("rt.shapes.pad_vjp(g_dot, array, pad_width, mode)", "0"), discrete="pad_width mode")
+defrule(rt.shapes.pad_jvp, "a_dot, pad_width, mode='constant'", None, "rt.shapes.pad_jvp(a_dot_dot, pad_width, mode)",
+        discrete="pad_width mode")
+defrule(rt.shapes.diag_vjp, "g, v, k=0", None, ("rt.shapes.diag_vjp(g_dot, v, k)", "0"), discrete="k")
 defrule(rt.shapes.diagonal_vjp, "g, a, offset=0, axis1=0, axis2=1", None,
-        ("rt.shapes.diagonal_vjp(g_dot, a, offset, axis1, axis2)", "0"))
+        ("rt.shapes.diagonal_vjp(g_dot, a, offset, axis1, axis2)", "0"), discrete="offset axis1 axis2")
 defrule(rt.shapes.tensordot_vjp_a, "g, a, b, axes=2", None,
-        ("rt.shapes.tensordot_vjp_a(g_dot, a, b, axes)", "0", "rt.shapes.tensordot_vjp_a(g, a, b_dot, axes)"))
+        ("rt.shapes.tensordot_vjp_a(g_dot, a, b, axes)", "0", "rt.shapes.tensordot_vjp_a(g, a, b_dot, axes)"),
+        discrete="axes")
 defrule(rt.shapes.tensordot_vjp_b, "g, a, b, axes=2", None,
-        ("rt.shapes.tensordot_vjp_b(g_dot, a, b, axes)", "rt.shapes.tensordot_vjp_b(g, a_dot, b, axes)", "0"))
+        ("rt.shapes.tensordot_vjp_b(g_dot, a, b, axes)", "rt.shapes.tensordot_vjp_b(g, a_dot, b, axes)", "0"),
+        discrete="axes")
 defrule(rt.shapes.kron_vjp_a, "g, a, b", None,
         ("rt.shapes.kron_vjp_a(g_dot, a, b)", "0", "rt.shapes.kron_vjp_a(g, a, b_dot)"))
 defrule(rt.shapes.kron_vjp_b, "g, a, b", None,
@@ -249,51 +268,59 @@ defrule(rt.shapes.kron_vjp_b, "g, a, b", None,
 defrule(rt.shapes.select_vjp, "g, condlist, choicelist", None, ("rt.shapes.select_vjp(g_dot, condlist, choicelist)", "0", "0"))
 defrule(rt.shapes.select_default_vjp, "g, condlist, default", None,
         ("rt.shapes.select_default_vjp(g_dot, condlist, default)", "0", "0"))
-defrule(rt.shapes.rollaxis_vjp, "g, a, axis, start=0", None, ("rt.shapes.rollaxis_vjp(g_dot, a, axis, start)", "0"))
-defrule(rt.shapes.partition_vjp, "g, x, kth, axis=-1", None, ("rt.shapes.partition_vjp(g_dot, x, kth, axis)", "0"))
-defrule(rt.shapes.partition_jvp, "x_dot, x, kth, axis=-1", None, ("rt.shapes.partition_jvp(x_dot_dot, x, kth, axis)", "0"))
-defrule(rt.shapes.stacked_vjp, "g, tup, how", None, ("rt.shapes.stacked_vjp(g_dot, tup, how)", "0"))
-defrule(rt.shapes.split_vjp, "g, ans_, axis=0", None, ("rt.shapes.split_vjp(g_dot, ans_, axis)", "0"))
+defrule(rt.shapes.rollaxis_vjp, "g, a, axis, start=0", None, ("rt.shapes.rollaxis_vjp(g_dot, a, axis, start)", "0"),
+        discrete="axis start")
+defrule(rt.shapes.partition_vjp, "g, x, kth, axis=-1", None, ("rt.shapes.partition_vjp(g_dot, x, kth, axis)", "0"),
+        discrete="kth axis")
+defrule(rt.shapes.partition_jvp, "x_dot, x, kth, axis=-1", None, ("rt.shapes.partition_jvp(x_dot_dot, x, kth, axis)", "0"),
+        discrete="kth axis")
+defrule(rt.shapes.stacked_vjp, "g, tup, how", None, ("rt.shapes.stacked_vjp(g_dot, tup, how)", "0"), discrete="how")
+defrule(rt.shapes.split_vjp, "g, ans_, axis=0", None, ("rt.shapes.split_vjp(g_dot, ans_, axis)", "0"),
+        discrete="axis")
 defnondiff([rt.shapes.inner_axes])
 
 # ---- constructors whose values come from their arguments ---------------------------------
 defrule(np.full, "shape, fill_value, dtype=None, order='C'", (None, "rt.unbroadcast(g, fill_value)"),
-        (None, "rt.broadcast_like(fill_value_dot, ans)"))
+        (None, "rt.broadcast_like(fill_value_dot, ans)"), discrete="shape dtype order")
 defrule(np.full_like, "a, fill_value, dtype=None, order='K', subok=True, shape=None",
-        ("0", "rt.unbroadcast(g, fill_value)"), ("0", "rt.broadcast_like(fill_value_dot, ans)"))
+        ("0", "rt.unbroadcast(g, fill_value)"), ("0", "rt.broadcast_like(fill_value_dot, ans)"),
+        discrete="dtype order subok shape")
 _LIN = "num, endpoint, retstep, axis"
 defrule(np.linspace, "start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0",
         (f"rt.shapes.linspace_vjp(g, start, stop, {_LIN}, 'start')",
          f"rt.shapes.linspace_vjp(g, start, stop, {_LIN}, 'stop')"),
         (f"rt.shapes.linspace_jvp(start_dot, {_LIN}, 'start', ans)",
-         f"rt.shapes.linspace_jvp(stop_dot, {_LIN}, 'stop', ans)"))
+         f"rt.shapes.linspace_jvp(stop_dot, {_LIN}, 'stop', ans)"), discrete="num endpoint retstep dtype axis")
 _GEO = "num, endpoint, False, axis"      # ans = start * (stop / start) ** t
 defrule(np.geomspace, "start, stop, num=50, endpoint=True, dtype=None, axis=0",
         (f"rt.shapes.linspace_vjp(g * ans, start, stop, {_GEO}, 'start') / start",
          f"rt.shapes.linspace_vjp(g * ans, start, stop, {_GEO}, 'stop') / stop"),
         (f"ans * rt.shapes.linspace_jvp(start_dot / start, {_GEO}, 'start', ans)",
-         f"ans * rt.shapes.linspace_jvp(stop_dot / stop, {_GEO}, 'stop', ans)"))
+         f"ans * rt.shapes.linspace_jvp(stop_dot / stop, {_GEO}, 'stop', ans)"), discrete="num endpoint dtype axis")
 defrule(np.logspace, "start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0",
         (f"rt.shapes.linspace_vjp(g * ans, start, stop, {_GEO}, 'start') * np.log(base)",
          f"rt.shapes.linspace_vjp(g * ans, start, stop, {_GEO}, 'stop') * np.log(base)"),
         (f"ans * rt.shapes.linspace_jvp(start_dot * np.log(base), {_GEO}, 'start', ans)",
-         f"ans * rt.shapes.linspace_jvp(stop_dot * np.log(base), {_GEO}, 'stop', ans)"))
+         f"ans * rt.shapes.linspace_jvp(stop_dot * np.log(base), {_GEO}, 'stop', ans)"),
+        discrete="num endpoint dtype axis")
 # np.arange(start, stop, step): start + k * step (with one argument, np.arange(stop), constant)
 defrule(np.arange, "start, stop=None, step=None, dtype=None",
         ("rt.shapes.arange_vjp(g, stop, 'start')", "0", "rt.shapes.arange_vjp(g, stop, 'step')"),
         ("rt.shapes.arange_jvp(start_dot, stop, 'start', ans)", "0",
-         "rt.shapes.arange_jvp(step_dot, stop, 'step', ans)"))
+         "rt.shapes.arange_jvp(step_dot, stop, 'step', ans)"), discrete="dtype")
 defrule(np.bincount, "x, weights=None, minlength=0", (None, "rt.shapes.bincount_vjp(g, x)"),
-        (None, "np.bincount(x, weights_dot, minlength)"))
+        (None, "np.bincount(x, weights_dot, minlength)"), discrete="minlength")
 # their adjoint helpers (linear in their first argument; the others lend shapes)
 defrule(rt.shapes.linspace_vjp, "g, start, stop, num=50, endpoint=True, retstep=False, axis=0, which='start'", None,
-        ("rt.shapes.linspace_vjp(g_dot, start, stop, num, endpoint, retstep, axis, which)", "0", "0"))
+        ("rt.shapes.linspace_vjp(g_dot, start, stop, num, endpoint, retstep, axis, which)", "0", "0"),
+        discrete="num endpoint retstep axis which")
 defrule(rt.shapes.linspace_jvp, "v_dot, num=50, endpoint=True, retstep=False, axis=0, which='start', like=None", None,
         ("rt.shapes.linspace_jvp(v_dot_dot, num, endpoint, retstep, axis, which, like)",
-         None, None, None, None, None, "0"))
-defrule(rt.shapes.arange_vjp, "g, stop, which='start'", None, ("rt.shapes.arange_vjp(g_dot, stop, which)", "0"))
+         None, None, None, None, None, "0"), discrete="num endpoint retstep axis which")
+defrule(rt.shapes.arange_vjp, "g, stop, which='start'", None, ("rt.shapes.arange_vjp(g_dot, stop, which)", "0"),
+        discrete="which")
 defrule(rt.shapes.arange_jvp, "v_dot, stop, which='start', like=None", None,
-        ("rt.shapes.arange_jvp(v_dot_dot, stop, which, like)", "0", None, "0"))
+        ("rt.shapes.arange_jvp(v_dot_dot, stop, which, like)", "0", None, "0"), discrete="which")
 defrule(rt.shapes.bincount_vjp, "g, x", None, "rt.shapes.bincount_vjp(g_dot, x)")
 defrule(rt.shapes.one_if_none, "b", "g", "b_dot")
 # `p.W` with no rule of its own: the field of a namedtuple (a pytree argument)
@@ -324,3 +351,4 @@ from . import sparse_rules  # noqa: F401
 from . import linalg_rules  # noqa: F401,E402
 from . import special_rules  # noqa: F401,E402
 
+from . import stats_rules  # noqa: F401,E402

@@ -29,6 +29,7 @@ class Rule:
     primal_when: object = None  # predicate on the arguments' AST (param -> node): use `primal` only then
     jvp_join: bool = False      # tangent pieces are added with rt.add (containers), not +
     accumulate: object = None   # how to add the adjoint into a live cotangent `__bar__` (fused, in place)
+    discrete: tuple = ()        # parameters the result is piecewise constant in (declared by the rule)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -53,26 +54,26 @@ def _mentions(tree, name):
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
 
 
-# Parameters that by their name hold integers, flags, shapes or indices: their outputs are piecewise
-# constant in them, so an active value there (a loop index whose name carries a tangent elsewhere:
-# activity is flow-insensitive) contributes nothing. Every other parameter without a template raises
-# MissingRuleError when a derivative flows into it, never a silent zero.
-DISCRETE = frozenset({"idx", "axis", "axes", "axis1", "axis2", "keepdims", "ddof", "dtype", "out", "order",
-                      "subok", "shape", "num", "endpoint", "retstep", "minlength", "which", "how", "kind",
-                      "decimals", "repeats", "reps", "offset", "source", "destination", "side", "k", "n", "shift",
-                      "pad_width", "indices", "mode", "indices_or_sections", "condlist", "ord", "lower",
-                      "trans", "unit_diagonal", "full_matrices", "compute_uv", "UPLO", "hermitian", "kth", "start"})
-
-
 def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False, accumulate=None,
-            primal_when=None):
+            primal_when=None, discrete=""):
     """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params;
     `primal`, a template for how the generated code computes the result (e.g. through a kernel),
-    used where `primal_when(arguments' AST by param)` holds, if given."""
+    used where `primal_when(arguments' AST by param)` holds, if given.
+
+    `discrete` names (space-separated) the parameters the result is piecewise constant in
+    (integers, flags, shapes, axes, indices, dtypes): they get a zero template in each mode that
+    has templates, so an active value there (a loop index that carries a tangent elsewhere:
+    activity is flow-insensitive) contributes nothing. Any other parameter without a template
+    raises MissingRuleError when a derivative flows into it; never a silent zero, and never
+    decided by a parameter's name."""
     sig = _signature(params)
     names = list(sig.parameters)
     if "ans" in names:      # `ans` in a template is the result; a parameter must not shadow it
         raise ValueError(f"a rule parameter may not be named `ans`: {params}")
+    discrete = tuple(discrete.split()) if isinstance(discrete, str) else tuple(discrete)
+    unknown = [d for d in discrete if d not in names]
+    if unknown:
+        raise ValueError(f"discrete={' '.join(unknown)!r} names no parameter of ({params})")
     vjp = (vjp,) if isinstance(vjp, str) else tuple(vjp or ())
     jvp = (jvp,) if isinstance(jvp, str) else tuple(jvp or ())
     rule = Rule(None, names, sig, broadcast=broadcast)
@@ -83,14 +84,16 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
         if t is not None:
             rule.jvp[name] = _parse(t)
     for table in (rule.vjp, rule.jvp):
-        for name in names:
-            if table and name in DISCRETE:      # a mode with no templates at all stays without
-                table.setdefault(name, _parse("0"))
+        for name in discrete:
+            if name in table:
+                raise ValueError(f"`{name}` of ({params}) is declared discrete and has a template")
+            if table:       # a mode with no templates at all stays without
+                table[name] = _parse("0")
     rule.needs_ans = any(_mentions(t, "ans") for t in rule.vjp.values())
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         _TABLE[key] = Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
                            needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join,
-                           accumulate=_parse(accumulate), primal_when=primal_when)
+                           accumulate=_parse(accumulate), primal_when=primal_when, discrete=discrete)
 
 
 def defnondiff(keys, params="*args, **kwargs"):

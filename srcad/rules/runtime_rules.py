@@ -19,38 +19,43 @@ defrule(rt.finalize, "bar, x, row_sparse=False", ("g", "0"), ("rt.finalize(bar_d
 defrule(rt.as_cotangent, "g, x", (None, "0"), ("rt.as_cotangent(g_dot, x)", "0"))
 defrule(rt.as_tangent, "x_dot, like", (None, "0"), ("rt.as_tangent(x_dot_dot, like)", "0"))
 defrule(rt.reshape_like, "g, x", (None, "0"), ("rt.reshape_like(g_dot, x)", "0"))
-defrule(rt.expand_reduced, "v, x, axis, keepdims", (None, "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"))
-defrule(rt.transpose_vjp, "g, axes=None", None, "rt.transpose_vjp(g_dot, axes)")
+defrule(rt.expand_reduced, "v, x, axis, keepdims", (None, "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"),
+        discrete="axis keepdims")
+defrule(rt.transpose_vjp, "g, axes=None", None, "rt.transpose_vjp(g_dot, axes)", discrete="axes")
 defrule(rt.snapshot, "y", "g", "y_dot")
 defrule(rt.matmul, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), jvp_join=True)
-defrule(rt.getitem, "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)")
+defrule(rt.getitem, "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)", discrete="idx")
 defrule(rt.getitem_matmul, "x, idx, y",
         ("rt.index_matmul_vjp(g, y, x, idx)", None, "rt.matmul_vjp_y(g, rt.getitem(x, idx), y)"),
-        ("rt.getitem_matmul(x_dot, idx, y)", None, "rt.getitem_matmul(x, idx, y_dot)"))
+        ("rt.getitem_matmul(x_dot, idx, y)", None, "rt.getitem_matmul(x, idx, y_dot)"), discrete="idx")
 defrule(rt.outer, "a, b", ("rt.unbroadcast(g @ b, a)", "rt.unbroadcast(a @ g, b)"),
         ("rt.outer(a_dot, b)", "rt.outer(a, b_dot)"))
 
 # ---- adjoints of reductions (linear in g; weights piecewise constant in x) -------------------
-defrule(rt.sum_vjp, "g, x, axis=None, keepdims=False", None, ("rt.sum_vjp(g_dot, x, axis, keepdims)", "0"))
-defrule(rt.sum_jvp, "x_dot, axis=None, keepdims=False", None, "rt.sum_jvp(x_dot_dot, axis, keepdims)")
+defrule(rt.sum_vjp, "g, x, axis=None, keepdims=False", None, ("rt.sum_vjp(g_dot, x, axis, keepdims)", "0"),
+        discrete="axis keepdims")
+defrule(rt.sum_jvp, "x_dot, axis=None, keepdims=False", None, "rt.sum_jvp(x_dot_dot, axis, keepdims)",
+        discrete="axis keepdims")
 defrule(rt.extreme_vjp, "g, x, out, axis=None, keepdims=False", None,
-        ("rt.extreme_vjp(g_dot, x, out, axis, keepdims)", "0", "0"))
+        ("rt.extreme_vjp(g_dot, x, out, axis, keepdims)", "0", "0"), discrete="axis keepdims")
 defrule(rt.extreme_jvp, "x_dot, x, out, axis=None, keepdims=False", None,
-        ("rt.extreme_jvp(x_dot_dot, x, out, axis, keepdims)", "0", "0"))
+        ("rt.extreme_jvp(x_dot_dot, x, out, axis, keepdims)", "0", "0"), discrete="axis keepdims")
 defrule(rt.prod_vjp, "g, x, axis=None, keepdims=False", None,
         ("rt.prod_vjp(g_dot, x, axis, keepdims)",
-         "rt.expand_reduced(g, x, axis, keepdims) * rt.prod_others_jvp(x_dot, x, axis)"))
+         "rt.expand_reduced(g, x, axis, keepdims) * rt.prod_others_jvp(x_dot, x, axis)"), discrete="axis keepdims")
 defrule(rt.var_vjp, "g, x, axis=None, ddof=0, keepdims=False", None,
-        ("rt.var_vjp(g_dot, x, axis, ddof, keepdims)", "rt.var_vjp(g, x_dot, axis, ddof, keepdims)"))
+        ("rt.var_vjp(g_dot, x, axis, ddof, keepdims)", "rt.var_vjp(g, x_dot, axis, ddof, keepdims)"),
+        discrete="axis ddof keepdims")
 # tangents of reductions (forward mode over tangent code); `d` is the tangent the helper carries
 defrule(rt.prod_jvp, "d, x, axis=None, keepdims=False", None,
         ("rt.prod_jvp(d_dot, x, axis, keepdims)",
-         "np.sum(d * rt.prod_others_jvp(x_dot, x, axis), axis=axis, keepdims=keepdims)"))
+         "np.sum(d * rt.prod_others_jvp(x_dot, x, axis), axis=axis, keepdims=keepdims)"), discrete="axis keepdims")
 defrule(rt.var_jvp, "d, x, axis=None, ddof=0, keepdims=False", None,
-        ("rt.var_jvp(d_dot, x, axis, ddof, keepdims)", "rt.var_jvp(d, x_dot, axis, ddof, keepdims)"))
-defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"))
-defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"))
+        ("rt.var_jvp(d_dot, x, axis, ddof, keepdims)", "rt.var_jvp(d, x_dot, axis, ddof, keepdims)"),
+        discrete="axis ddof keepdims")
+defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"), discrete="axis")
+defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"), discrete="n axis")
 
 # ---- adjoints of products and linear algebra -------------------------------------------------
 # The cotangent of a sparse operand has the operand's pattern, and a duplicate entry holds its own
@@ -72,46 +77,52 @@ defrule(rt.log_or_zero, "x", None, "x_dot / np.where(x == 0, 1.0, x)")
 
 defrule(rt.einsum_vjp, "g, subscripts, operands, k", None,
         ("rt.einsum_vjp(g_dot, subscripts, operands, k)", None,
-         "rt.einsum_vjp_dot(g, subscripts, operands, k, operands_dot)"))
+         "rt.einsum_vjp_dot(g, subscripts, operands, k, operands_dot)"), discrete="k")
 defrule(rt.einsum_jvp, "subscripts, operands, k, dot", None,
         (None, "rt.einsum_jvp_dot(subscripts, operands, k, dot, operands_dot)", None,
-         "rt.einsum_jvp(subscripts, operands, k, dot_dot)"))
+         "rt.einsum_jvp(subscripts, operands, k, dot_dot)"), discrete="k")
 defrule(rt.replace_at, "items, k, value", None,
-        ("rt.replace_at(items_dot, k, 0.0)", None, "rt.replace_at([0.0] * len(items), k, value_dot)"), jvp_join=True)
+        ("rt.replace_at(items_dot, k, 0.0)", None, "rt.replace_at([0.0] * len(items), k, value_dot)"), jvp_join=True,
+        discrete="k")
 
 # ---- containers and subscripts ---------------------------------------------------------------
-defrule(rt.concatenate_vjp, "g, arrays, axis=0", None, ("rt.concatenate_vjp(g_dot, arrays, axis)", "0"))
+defrule(rt.concatenate_vjp, "g, arrays, axis=0", None, ("rt.concatenate_vjp(g_dot, arrays, axis)", "0"),
+        discrete="axis")
 defrule(rt.unstack, "g, axis, arrays", None, ("rt.unstack(g_dot, axis, arrays)", "0", "0"))
 defrule(rt.sum_list_vjp, "g, xs", None, ("rt.sum_list_vjp(g_dot, xs)", "0"))
 defrule(rt.sum_items_vjp, "g, xs", None, ("rt.sum_items_vjp(g_dot, xs)", "0"))
 defrule(rt.sum_items_jvp, "xs_dot, xs", None, ("rt.sum_items_jvp(xs_dot_dot, xs)", "0"))
 defrule(rt.builtin_extreme_vjp, "g, out, x, others, k", None,
-        ("rt.builtin_extreme_vjp(g_dot, out, x, others, k)", "0", "0", "0"))
+        ("rt.builtin_extreme_vjp(g_dot, out, x, others, k)", "0", "0", "0"), discrete="k")
 defrule(rt.builtin_extreme_jvp, "d, out, x, others, k", None,
-        ("rt.builtin_extreme_jvp(d_dot, out, x, others, k)", "0", "0", "0"))
+        ("rt.builtin_extreme_jvp(d_dot, out, x, others, k)", "0", "0", "0"), discrete="k")
 defrule(rt.item_vjp, "g, x, args", None, ("rt.item_vjp(g_dot, x, args)", "0"))
 defrule(rt.item_jvp, "x_dot, x, args", None, ("rt.item_jvp(x_dot_dot, x, args)", "0"))
 defrule(rt.tolist_vjp, "g, x", None, ("rt.tolist_vjp(g_dot, x)", "0"))
 defrule(rt.tolist_jvp, "x_dot, x", None, ("rt.tolist_jvp(x_dot_dot, x)", "0"))
-defrule(rt.joined_vjp, "g, tup, how", None, ("rt.joined_vjp(g_dot, tup, how)", "0"))
+defrule(rt.joined_vjp, "g, tup, how", None, ("rt.joined_vjp(g_dot, tup, how)", "0"), discrete="how")
 defrule(rt.tangent_list, "xs_dot, xs", None, ("rt.tangent_list(xs_dot_dot, xs)", "0"))
-defrule(rt.index_vjp, "g, x, idx", None, ("rt.index_vjp(g_dot, x, idx)", "0"))
+defrule(rt.index_vjp, "g, x, idx", None, ("rt.index_vjp(g_dot, x, idx)", "0"), discrete="idx")
 defrule(rt.index_matmul_vjp, "g, y, E, idx", None,
-        ("rt.index_matmul_vjp(g_dot, y, E, idx)", "rt.index_matmul_vjp(g, y_dot, E, idx)", "0"), jvp_join=True)
-defrule(rt.add_at, "x_bar, x, idx, g", None, ("x_bar_dot", "0", None, "rt.index_vjp(g_dot, x, idx)"), jvp_join=True)
-defrule(rt.index_jvp, "x_dot, x, idx", None, ("rt.index_jvp(x_dot_dot, x, idx)", "0"))
-defrule(rt.item, "g, k", None, "rt.item(g_dot, k)")
+        ("rt.index_matmul_vjp(g_dot, y, E, idx)", "rt.index_matmul_vjp(g, y_dot, E, idx)", "0"), jvp_join=True,
+        discrete="idx")
+defrule(rt.add_at, "x_bar, x, idx, g", None, ("x_bar_dot", "0", None, "rt.index_vjp(g_dot, x, idx)"), jvp_join=True,
+        discrete="idx")
+defrule(rt.index_jvp, "x_dot, x, idx", None, ("rt.index_jvp(x_dot_dot, x, idx)", "0"), discrete="idx")
+defrule(rt.item, "g, k", None, "rt.item(g_dot, k)", discrete="k")
 defrule(rt.field_vjp, "g, x, name, where=''", None, ("rt.field_vjp(g_dot, x, name, where)", "0"))
 defrule(rt.field_jvp, "x_dot, x, name, where=''", None, ("rt.field_jvp(x_dot_dot, x, name, where)", "0"))
-defrule(rt.item_tangent, "v_dot, k, n", None, "rt.item_tangent(v_dot_dot, k, n)")
-defrule(rt.index_bar, "y_bar, idx", None, "rt.index_bar(y_bar_dot, idx)")
-defrule(rt.zero_at, "y_bar, idx", None, "rt.zero_at(y_bar_dot, idx)")
-defrule(rt.set_at, "y_dot, y, idx, v_dot", None, ("rt.set_at(y_dot_dot, y, idx, 0.0)", "0", None, "rt.set_at(0.0, y, idx, v_dot_dot)"), jvp_join=True)
+defrule(rt.item_tangent, "v_dot, k, n", None, "rt.item_tangent(v_dot_dot, k, n)", discrete="k n")
+defrule(rt.index_bar, "y_bar, idx", None, "rt.index_bar(y_bar_dot, idx)", discrete="idx")
+defrule(rt.zero_at, "y_bar, idx", None, "rt.zero_at(y_bar_dot, idx)", discrete="idx")
+defrule(rt.set_at, "y_dot, y, idx, v_dot", None, ("rt.set_at(y_dot_dot, y, idx, 0.0)", "0", None, "rt.set_at(0.0, y, idx, v_dot_dot)"), jvp_join=True,
+        discrete="idx")
 defrule(rt.last, "xs_bar", None, "rt.last(xs_bar_dot)")
 defrule(rt.drop_last, "xs_bar", None, "rt.drop_last(xs_bar_dot)")
 defrule(".pop", "xs", None, "xs_dot.pop()")
 defrule(rt.saved_item, "x, key", None, ("rt.saved_item(x_dot, key)", "0"))
-defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, axis2)", "np.swapaxes(x_dot, axis1, axis2)")
+defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, axis2)", "np.swapaxes(x_dot, axis1, axis2)",
+        discrete="axis1 axis2")
 
 defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shared_update, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar,
             builtins.slice, np.floor_divide, rt.user_vjp_rule, rt.user_jvp_rule])

@@ -43,26 +43,30 @@ defrule(".multiply", "x, y",
 defrule(".data", "x", "rt.sparse_ops.data_vjp(g, x)", "rt.sparse_ops.data_jvp(x_dot, x)")
 defrule([sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.coo_array, sp.coo_matrix],
         "arg1, shape=None, dtype=None, copy=False, *, maxprint=None",
-        "rt.sparse_ops.construct_vjp(g, arg1, ans)", "rt.sparse_ops.construct_jvp(arg1_dot, arg1, ans)")
+        "rt.sparse_ops.construct_vjp(g, arg1, ans)", "rt.sparse_ops.construct_jvp(arg1_dot, arg1, ans)",
+        discrete="shape dtype")
 
 # ---- sparse results (srcad/runtime/sparse_struct.py): structural patterns, scipy's values ----------------
 # `A @ B` with two sparse operands and `A.multiply(B)` with a sparse B go through the rules above
 # (their helpers dispatch on the operands); `A[i:j]` through the subscript rule (rt.index_vjp).
 _ss = "rt.sparse_struct."
-defrule([".toarray"], "x, order=None, out=None", _ss + "dense_vjp(g, x)", _ss + "dense_jvp(x_dot, x, 'toarray')")
-defrule([".todense"], "x, order=None, out=None", _ss + "dense_vjp(g, x)", _ss + "dense_jvp(x_dot, x, 'todense')")
+defrule([".toarray"], "x, order=None, out=None", _ss + "dense_vjp(g, x)", _ss + "dense_jvp(x_dot, x, 'toarray')",
+        discrete="order out")
+defrule([".todense"], "x, order=None, out=None", _ss + "dense_vjp(g, x)", _ss + "dense_jvp(x_dot, x, 'todense')",
+        discrete="order out")
 defrule(".power", "x, n, dtype=None", (_ss + "power_vjp(g, x, n, ans)", _ss + "power_vjp_n(g, x, n, ans)"),
-        _ss + "power_jvp(x_dot, x, n, ans)", primal=_ss + "power(x, n, dtype)")
-defrule(".diagonal", "x, k=0", _ss + "diagonal_vjp(g, x, k)", _ss + "diagonal_jvp(x_dot, x, k)")
+        (_ss + "power_jvp(x_dot, x, n, ans)", _ss + "power_jvp_n(n_dot, x, n, ans)"), primal=_ss + "power(x, n, dtype)",
+        jvp_join=True, discrete="dtype")
+defrule(".diagonal", "x, k=0", _ss + "diagonal_vjp(g, x, k)", _ss + "diagonal_jvp(x_dot, x, k)", discrete="k")
 for _how, _fn in (("h", sp.hstack), ("v", sp.vstack)):
     defrule(_fn, "blocks, format=None, dtype=None", _ss + f"stack_vjp(g, blocks, '{_how}', format)",
             _ss + f"stack_jvp(blocks_dot, blocks, '{_how}', format, dtype)",
-            primal=_ss + f"stack(blocks, '{_how}', format, dtype)")
+            primal=_ss + f"stack(blocks, '{_how}', format, dtype)", discrete="dtype")
 for _kind, _fn in (("matrix", sp.diags), ("array", sp.diags_array)):
     defrule(_fn, "diagonals, offsets=0, shape=None, format=None, dtype=None",
             _ss + "diags_vjp(g, diagonals, offsets, shape, format)",
             _ss + f"diags_jvp(diagonals_dot, diagonals, offsets, shape, format, dtype, '{_kind}')",
-            primal=_ss + f"diags(diagonals, offsets, shape, format, dtype, '{_kind}')")
+            primal=_ss + f"diags(diagonals, offsets, shape, format, dtype, '{_kind}')", discrete="shape dtype")
 
 for _name, _sign in (("add", "1.0"), ("subtract", "-1.0")):
     defrule(getattr(srcad_sparse, _name), "A, B",
@@ -70,7 +74,7 @@ for _name, _sign in (("add", "1.0"), ("subtract", "-1.0")):
             (_ss + f"add_jvp(A_dot, 0.0, A, B, {_sign})", _ss + f"add_jvp(0.0, B_dot, A, B, {_sign})"),
             jvp_join=True)
 defrule(sparse_struct.add_vjp, "g, A, B, which, sign=1.0", None,
-        (_ss + "add_vjp(g_dot, A, B, which, sign)", "0", "0"))      # A, B lend their patterns only
+        (_ss + "add_vjp(g_dot, A, B, which, sign)", "0", "0"), discrete="which")      # A, B lend their patterns only
 defrule(sparse_struct.power_vjp, "g, x, n, out", None,
         (_ss + "power_vjp(g_dot, x, n, out)", _ss + "power_vjp_jvp(g, x, n, out, x_dot)", None, "0"), jvp_join=True)
 
@@ -79,7 +83,7 @@ for _op in ("max", "min"):
     defrule(getattr(srcad_sparse, "reduce_" + _op), "A, axis=None",
             f"rt.sparse_ops.reduce_vjp(g, A, ans, axis, '{_op}')",
             f"rt.sparse_ops.reduce_jvp(A_dot, A, ans, axis, '{_op}')",
-            primal=f"rt.sparse_ops.reduce(A, axis, '{_op}', locate=True)")
+            primal=f"rt.sparse_ops.reduce(A, axis, '{_op}', locate=True)", discrete="axis")
 for _op in ("sum", "max", "min"):
     defrule(getattr(srcad_sparse, "segment_" + _op), "data, segment_ids, num_segments",
             f"rt.sparse_ops.segment_vjp(g, data, segment_ids, ans, '{_op}')",
@@ -87,7 +91,7 @@ for _op in ("sum", "max", "min"):
 
 # ---- row gathers ----------------------------------------------------------------------------------
 defrule(np.take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)",
-        "np.take(x_dot, indices, axis=axis)", primal="rt.take(x, indices, axis)")
+        "np.take(x_dot, indices, axis=axis)", primal="rt.take(x, indices, axis)", discrete="indices axis")
 
 # ---- rules of the sparse runtime helpers -----------------------------------------------------------
 # Generated adjoint code calls these helpers; their rules let forward mode run over that code (a
@@ -109,19 +113,22 @@ defrule(sparse_ops.data_jvp, "x_dot, x", None, (_so + "data_jvp(x_dot_dot, x)", 
 defrule(sparse_ops.construct_vjp, "g, arg1, out", None, (_so + "construct_vjp(g_dot, arg1, out)", "0", "0"))
 defrule(sparse_ops.construct_jvp, "arg1_dot, arg1, out", None,
         (_so + "construct_jvp(arg1_dot_dot, arg1, out)", "0", "0"))
-defrule(sparse_ops.reduce, "A, axis, op, locate=False", None, _so + "reduce_jvp(A_dot, A, ans, axis, op)")
+defrule(sparse_ops.reduce, "A, axis, op, locate=False", None, _so + "reduce_jvp(A_dot, A, ans, axis, op)",
+        discrete="axis")
 defrule(sparse_ops.reduce_vjp, "g, A, out, axis, op", None,
-        (_so + "reduce_vjp(g_dot, A, out, axis, op)", "0", "0"))
+        (_so + "reduce_vjp(g_dot, A, out, axis, op)", "0", "0"), discrete="axis")
 defrule(sparse_ops.reduce_jvp, "A_dot, A, out, axis, op", None,
-        (_so + "reduce_jvp(A_dot_dot, A, out, axis, op)", "0", "0"))
+        (_so + "reduce_jvp(A_dot_dot, A, out, axis, op)", "0", "0"), discrete="axis")
 defrule(sparse_ops.segment, "data, segment_ids, num_segments, op", None,
         _so + "segment_jvp(data_dot, data, segment_ids, ans, op)")
 defrule(sparse_ops.segment_vjp, "g, data, segment_ids, out, op", None,
         (_so + "segment_vjp(g_dot, data, segment_ids, out, op)", "0", None, "0"))
 defrule(sparse_ops.segment_jvp, "data_dot, data, segment_ids, out, op", None,
         (_so + "segment_jvp(data_dot_dot, data, segment_ids, out, op)", "0", None, "0"))
-defrule(take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)", "rt.take(x_dot, indices, axis)")
-defrule(take_vjp, "g, x, indices, axis=None", None, ("rt.take_vjp(g_dot, x, indices, axis)", "0"))
+defrule(take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)", "rt.take(x_dot, indices, axis)",
+        discrete="indices axis")
+defrule(take_vjp, "g, x, indices, axis=None", None, ("rt.take_vjp(g_dot, x, indices, axis)", "0"),
+        discrete="indices axis")
 # the helpers behind rt.matmul / rt.add / rt.finalize / rt.sum_vjp (not called by generated code
 # directly today; the same rules as those of their dispatchers)
 defrule(sparse_ops.sparse_matmul, "A, X", ("rt.matmul_vjp_x(g, A, X)", "rt.matmul_vjp_y(g, A, X)"),
@@ -132,21 +139,25 @@ defrule(sparse_ops.matmul_vjp_values, "g, A, X", None,
         (_so + "matmul_vjp_values(g_dot, A, X)", "0", _so + "matmul_vjp_values(g, A, X_dot)"), jvp_join=True)
 defrule(sparse_ops.sparse_add, "a, b", ("g", "g"), ("a_dot", "b_dot"), jvp_join=True)
 defrule(sparse_ops.sparse_finalize, "bar, A", ("g", "0"), (_so + "sparse_finalize(bar_dot, A)", "0"))
-defrule(sparse_ops.sparse_sum_vjp, "g, A, axis=None", None, (_so + "sparse_sum_vjp(g_dot, A, axis)", "0"))
-defrule(sparse_ops.sum_jvp, "x_dot, axis=None, keepdims=False", None, _so + "sum_jvp(x_dot_dot, axis, keepdims)")
+defrule(sparse_ops.sparse_sum_vjp, "g, A, axis=None", None, (_so + "sparse_sum_vjp(g_dot, A, axis)", "0"),
+        discrete="axis")
+defrule(sparse_ops.sum_jvp, "x_dot, axis=None, keepdims=False", None, _so + "sum_jvp(x_dot_dot, axis, keepdims)",
+        discrete="axis keepdims")
 
 # the sparse_struct helpers in generated code (linear in the cotangent they carry)
 defrule(sparse_struct.stack, "blocks, how, format=None, dtype=None", None,
-        _ss + "stack_jvp(blocks_dot, blocks, how, format, dtype)")
+        _ss + "stack_jvp(blocks_dot, blocks, how, format, dtype)", discrete="how dtype")
 defrule(sparse_struct.diags, "diagonals, offsets=0, shape=None, format=None, dtype=None, kind='matrix'", None,
-        _ss + "diags_jvp(diagonals_dot, diagonals, offsets, shape, format, dtype, kind)")
-defrule(sparse_struct.power, "x, n, dtype=None", None, _ss + "power_jvp(x_dot, x, n, ans)")
+        _ss + "diags_jvp(diagonals_dot, diagonals, offsets, shape, format, dtype, kind)", discrete="shape dtype kind")
+defrule(sparse_struct.power, "x, n, dtype=None", None,
+        (_ss + "power_jvp(x_dot, x, n, ans)", _ss + "power_jvp_n(n_dot, x, n, ans)"), jvp_join=True, discrete="dtype")
 defrule(sparse_struct.dense_vjp, "g, x", None, (_ss + "dense_vjp(g_dot, x)", "0"))
-defrule(sparse_struct.diagonal_vjp, "g, x, k=0", None, (_ss + "diagonal_vjp(g_dot, x, k)", "0"))
-defrule(sparse_struct.stack_vjp, "g, blocks, how, format=None", None, (_ss + "stack_vjp(g_dot, blocks, how, format)", "0"))
+defrule(sparse_struct.diagonal_vjp, "g, x, k=0", None, (_ss + "diagonal_vjp(g_dot, x, k)", "0"), discrete="k")
+defrule(sparse_struct.stack_vjp, "g, blocks, how, format=None", None, (_ss + "stack_vjp(g_dot, blocks, how, format)", "0"),
+        discrete="how")
 defrule(sparse_struct.diags_vjp, "g, diagonals, offsets=0, shape=None, format=None", None,
-        (_ss + "diags_vjp(g_dot, diagonals, offsets, shape, format)", "0"))
-defrule(sparse_struct.index_vjp, "g, x, idx", None, (_ss + "index_vjp(g_dot, x, idx)", "0"))
+        (_ss + "diags_vjp(g_dot, diagonals, offsets, shape, format)", "0"), discrete="shape")
+defrule(sparse_struct.index_vjp, "g, x, idx", None, (_ss + "index_vjp(g_dot, x, idx)", "0"), discrete="idx")
 defrule(sparse_struct.spgemm_vjp_x, "g, A, B", None,
         (_ss + "spgemm_vjp_x(g_dot, A, B)", "0", _ss + "spgemm_vjp_x(g, A, B_dot)"), jvp_join=True)
 defrule(sparse_struct.spgemm_vjp_y, "g, A, B", None,

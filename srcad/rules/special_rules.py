@@ -18,13 +18,14 @@ def _s(t):
     return None if t is None else t.replace("S.", "rt.special.")
 
 
-def rule(keys, params, vjp, jvp=None, broadcast=False):
+def rule(keys, params, vjp, jvp=None, broadcast=False, discrete=""):
     """A rule whose tangent templates are its adjoint templates with g replaced by the tangent."""
     vjp = (vjp,) if isinstance(vjp, str) else tuple(vjp)
     names = [p.strip().split("=")[0] for p in params.split(",")]
     if jvp is None:
         jvp = tuple(None if t is None else re.sub(r"\bg\b", f"{p}_dot", t) for t, p in zip(vjp, names))
-    defrule(keys, params, tuple(_s(t) for t in vjp), tuple(_s(t) for t in jvp), broadcast=broadcast)
+    defrule(keys, params, tuple(_s(t) for t in vjp), tuple(_s(t) for t in jvp), broadcast=broadcast,
+            discrete=discrete)
 
 
 # `g` appears exactly once in each template below, as the leading factor, so the tangent is the
@@ -32,7 +33,7 @@ def rule(keys, params, vjp, jvp=None, broadcast=False):
 _SQRT_PI = "np.sqrt(np.pi)"
 rule(sc.gammaln, "x", "g * S.digamma(x)")
 rule([sc.digamma, sc.psi], "x", "g * S.polygamma(1, x)")
-rule(sc.polygamma, "n, x", (None, "g * S.polygamma(n + 1, x)"), broadcast=True)
+rule(sc.polygamma, "n, x", (None, "g * S.polygamma(n + 1, x)"), broadcast=True, discrete="n")
 rule(sc.gamma, "x", "g * ans * S.digamma(x)")
 rule(sc.erf, "x", f"g * 2.0 / {_SQRT_PI} * np.exp(-x ** 2)")
 rule(sc.erfc, "x", f"-g * 2.0 / {_SQRT_PI} * np.exp(-x ** 2)")
@@ -50,9 +51,9 @@ rule(sc.beta, "a, b", ("g * ans * (S.digamma(a) - S.digamma(a + b))", "g * ans *
 rule(sc.betaln, "a, b", ("g * (S.digamma(a) - S.digamma(a + b))", "g * (S.digamma(b) - S.digamma(a + b))"),
      broadcast=True)
 defrule(sc.softmax, "x, axis=None", "ans * (g - np.sum(g * ans, axis=axis, keepdims=True))",
-        "ans * (x_dot - np.sum(x_dot * ans, axis=axis, keepdims=True))")
+        "ans * (x_dot - np.sum(x_dot * ans, axis=axis, keepdims=True))", discrete="axis")
 defrule(sc.log_softmax, "x, axis=None", "g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)",
-        "x_dot - np.sum(np.exp(ans) * x_dot, axis=axis, keepdims=True)")
+        "x_dot - np.sum(np.exp(ans) * x_dot, axis=axis, keepdims=True)", discrete="axis")
 
 # ---- Bessel functions (the order is a constant) ---------------------------------------------------------
 rule(sc.i0, "x", "g * S.i1(x)")
@@ -101,4 +102,4 @@ rule(st.beta.logpdf, "x, a, b", ("g * ((a - 1.0) / x - (b - 1.0) / (1.0 - x))",
                                  "g * (np.log(x) - S.digamma(a) + S.digamma(a + b))",
                                  "g * (np.log1p(-x) - S.digamma(b) + S.digamma(a + b))"), broadcast=True)
 rule(st.expon.logpdf, _LOC, ("-g / scale", "g / scale", f"g * ({Z} - 1.0) / scale"), broadcast=True)
-rule(st.poisson.logpmf, "k, mu, loc=0", (None, "g * (k / mu - 1.0)"), broadcast=True)
+rule(st.poisson.logpmf, "k, mu, loc=0", (None, "g * (k / mu - 1.0)"), broadcast=True, discrete="k")

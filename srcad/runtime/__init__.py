@@ -6,15 +6,18 @@ the generated adjoint calls has a rule of its own (srcad/rules/runtime_rules.py)
 adjoint can be differentiated again (Hessians are forward mode over the emitted adjoint).
 
 This module only gathers the names; the helpers live by topic, each module importing only
-those above it in this list (no import cycles, no imports hidden inside functions):
+those above it in this list (no import cycles, no imports hidden inside functions; the one
+exception left: sparse_ops hands a product of two sparse matrices to sparse_struct, which builds
+on sparse_ops' pattern helpers):
 
-  values.py        what kind of derivative a value is (the symbolic zero, a list, a dict, an array)
+  values.py        what kind of derivative a value is (the symbolic zero, a list, a dict, an array),
+                   and MISSING, what a dict held at a key it did not have
   rowsparse.py     RowSparse, the cotangent of a row gather, kept as (rows, values)
-  mappings.py      the tape of item writes into dicts (MISSING, saved_item, restore_item)
   sparse_ops.py    scipy sparse matrices: products, reductions, segments, accumulation (kernels)
   sparse_struct.py sparse results whose pattern differs from the operands' (spgemm, power, ...)
   accumulate.py    adding derivatives, materialising zeros, handing gradients back (finalize)
   broadcasting.py  unbroadcast and its twins: cotangents back to their operand's shape and kind
+  mappings.py      dicts (the tape of item writes, loops over keys), sorted, lists joined with + or *
   elementwise.py   weights of max/min and clip, log that is 0 at 0
   reductions.py    sum, max/min, prod, var, cumsum, diff
   products.py      matmul (sparse operands through the kernels), outer, solve, einsum
@@ -24,12 +27,14 @@ those above it in this list (no import cycles, no imports hidden inside function
   builtin_ops.py   Python's sum/max/min/.item()/.tolist() over arrays and lists
   linalg.py        the linear-algebra rules' helpers (cholesky, eigh, svd, qr, norms, ...)
   special.py       the scipy.special functions adjoints call
+  stats.py         order statistics (median, percentile, quantile) and covariances (cov, corrcoef)
   binomial.py      binomial checkpointing of loops (revolve)
   checks.py        run-time checks (aliasing, scalar output, finite derivatives), the seed,
                    user rules
 """
 from .rowsparse import RowSparse
-from .mappings import MISSING, restore_item, saved_item
+from .values import MISSING
+from .mappings import restore_item, saved_item
 from .accumulate import add, finalize, tangent_list, zeros_like
 from .broadcasting import as_cotangent, as_tangent, broadcast_like, reshape_like, unbroadcast
 from .elementwise import clip_mask, log_or_zero, pick_weight
@@ -37,15 +42,15 @@ from .reductions import (count, cumsum_vjp, diff_vjp, expand_reduced, extreme_jv
                          prod_others_jvp, prod_vjp, sum_jvp, sum_vjp, var_jvp, var_vjp)
 from .products import (einsum_jvp, einsum_jvp_dot, einsum_vjp, einsum_vjp_dot, matmul, matmul_vjp_x, matmul_vjp_y,
                        outer, outer_vjp, replace_at, solve_vjp_a, solve_vjp_b)
-from .indexing import (add_at, field_jvp, field_vjp, getitem, getitem_matmul, index_bar, index_jvp, index_matmul_vjp,
-                       index_vjp, set_at, take, take_vjp, zero_at)
+from .indexing import (add_at, field_jvp, field_vjp, getitem, getitem_matmul, index_bar, index_jvp,
+                       index_matmul_vjp, index_vjp, set_at, take, take_vjp, zero_at)
 from .lists import (appended, concatenate_vjp, drop_last, item, item_tangent, joined_vjp, last, sum_list_vjp,
                     transpose_vjp, unstack)
 from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, item_vjp, sum_items_jvp,
                           sum_items_vjp, tolist_jvp, tolist_vjp)
 from .checks import (ScalarSeed, check_finite, is_scalar, refuse_shared_update, seed, snapshot, updates_in_place,
                      user_jvp_rule, user_vjp_rule)
-from . import binomial, linalg, shapes, sparse_ops, sparse_struct, special
+from . import binomial, linalg, shapes, sparse_ops, sparse_struct, special, stats
 from .binomial import entry_state as loop_entry, revolve
 
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]

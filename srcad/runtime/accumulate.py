@@ -10,10 +10,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels
-from .mappings import MISSING
 from .rowsparse import RowSparse, add_rowsparse
 from .sparse_ops import sparse_add, sparse_finalize
-from .values import _SCALARS, _float_dtype, _is_map, _is_seq, _is_zero, _plain, _rebuild
+from .values import MISSING, _SCALARS, _float_dtype, _is_map, _is_seq, _is_zero, _plain, _rebuild
 
 
 def _refs_of_a_local():
@@ -51,6 +50,9 @@ def add(a, b):
         return a
     if type(a) in _SCALARS and type(b) in _SCALARS:
         return a + b
+    if type(b) is np.ndarray and _sole(a, refs) and b.dtype == a.dtype and b.shape == a.shape:
+        a += b
+        return a
     if _sole(a, refs) and isinstance(b, (np.ndarray, np.generic, float)) and \
             np.result_type(a, b) == a.dtype and np.broadcast_shapes(np.shape(b), a.shape) == a.shape:
         a += b
@@ -87,7 +89,16 @@ def zeros_like(x):
 
 
 def finalize(bar, x, row_sparse=False):
-    """The gradient returned to the user: same shape, type and float dtype as x."""
+    """The gradient returned to the user: same shape, type and float dtype as x (a NumPy scalar
+    of x's float dtype for a NumPy scalar x, a Python float for a Python number)."""
+    if type(x) is np.ndarray and type(bar) is np.ndarray and not row_sparse:
+        # the common case first: an array cotangent of x's shape and dtype, owned and writable
+        if bar.dtype == x.dtype and bar.shape == x.shape and bar.base is None and bar.flags.writeable \
+                and x.dtype.kind == "f":
+            return bar
+    elif type(x) is float:
+        if type(bar) is float:
+            return bar if bar else 0.0
     if sp.issparse(x):
         return sparse_finalize(bar, x)
     if _is_seq(x):
@@ -102,6 +113,13 @@ def finalize(bar, x, row_sparse=False):
     if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
         return 0.0 if _is_zero(bar) else float(np.sum(bar) if np.ndim(bar) else bar)
     dtype = _float_dtype(x)
+    if isinstance(x, np.generic) and not row_sparse:
+        if _is_zero(bar):
+            return dtype.type(0)
+        if not _plain(bar) and hasattr(bar, "astype"):     # a duck-typed array: keep its kind
+            return np.broadcast_to(bar, ()).astype(dtype)
+        out = np.asarray(bar, dtype=dtype)
+        return (out if out.shape == () else np.broadcast_to(out, ()))[()]
     if row_sparse:
         if isinstance(bar, RowSparse):
             if bar.factors is not None and bar.dtype == dtype:

@@ -3,9 +3,9 @@
 The small ones (mm, T, sym, phi, ...) are linear in each argument and treat the zero derivative
 0.0 as zero, so the adjoint templates of cholesky, eigh, pinv and solve_triangular are written
 with them and stay differentiable (Hessians). The decompositions whose adjoints need a loop or
-a long formula (svd, qr, matrix_power, expm) have helpers of their own; the derivative of those
-helpers with respect to the primal matrix has no rule, so second order through them raises
-MissingRuleError.
+a long formula (svd, qr, matrix_power, expm) have helpers of their own, each with a hand-written
+tangent (`*_vjp_dot`: the product rule applied to the helper line by line), so second order goes
+through them too.
 """
 import numpy as np
 import scipy.linalg
@@ -168,6 +168,44 @@ def svd_vjp(g, a, ans, full_matrices=True, compute_uv=True):
     return out + u @ (T(gv - v @ (T(v) @ gv)) / s[..., :, None])
 
 
+def svd_vjp_dot(g, a, ans, a_dot, ans_dot, full_matrices=True, compute_uv=True):
+    """Tangent of svd_vjp(g, a, ans, ...) along the tangents of a (a_dot) and of the factors
+    (ans_dot), g fixed (the part linear in g is svd_vjp(g_dot, ...)): the product rule applied to
+    each line of svd_vjp (second order of np.linalg.svd)."""
+    if _is_zero(g):
+        return 0.0
+    if not compute_uv:          # svd_vjp reads a's factors again: their tangents come from a_dot
+        if _is_zero(a_dot):
+            return 0.0
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        du, _, dvh = svd_jvp(a_dot, a, (u, s, vh), False, True)
+        return (du * g[..., None, :]) @ vh + (u * g[..., None, :]) @ dvh
+    if _is_zero(ans_dot):       # with the factors given, a lends its shape only
+        return 0.0
+    _svd_check(a, full_matrices)
+    u, s, vh = ans
+    du, ds, dvh = [np.zeros(np.shape(x)) if _is_zero(d) else d for d, x in zip(ans_dot, ans)]
+    gu, gs, gvh = [np.zeros(np.shape(x)) if _is_zero(c) else c for c, x in zip(g, ans)]
+    v, dv, gv = T(vh), T(dvh), T(gvh)
+    f = _svd_f(s)
+    df = eigh_f_jvp(s * s, 2.0 * s * ds)
+    p, q = T(u) @ gu - T(gu) @ u, T(v) @ gv - T(gv) @ v
+    j, k = f * p, f * q
+    dj = df * p + f * (T(du) @ gu - T(gu) @ du)
+    dk = df * q + f * (T(dv) @ gv - T(gv) @ dv)
+    inner = j * s[..., None, :] + diag_embed(gs) + s[..., :, None] * k
+    dinner = dj * s[..., None, :] + j * ds[..., None, :] + ds[..., :, None] * k + s[..., :, None] * dk
+    out = du @ inner @ vh + u @ dinner @ vh + u @ inner @ dvh
+    a2 = gu - u @ (T(u) @ gu)                   # the parts outside the spans
+    da2 = -(du @ (T(u) @ gu) + u @ (T(du) @ gu))
+    out = out + (da2 / s[..., None, :] - a2 * ds[..., None, :] / (s * s)[..., None, :]) @ vh
+    out = out + (a2 / s[..., None, :]) @ dvh
+    b3 = T(gv - v @ (T(v) @ gv))
+    db3 = -T(dv @ (T(v) @ gv) + v @ (T(dv) @ gv))
+    out = out + du @ (b3 / s[..., :, None])
+    return out + u @ (db3 / s[..., :, None] - b3 * ds[..., :, None] / (s * s)[..., :, None])
+
+
 def svd_jvp(a_dot, a, ans, full_matrices=True, compute_uv=True):
     """Tangent of np.linalg.svd(a) along a_dot (thin factors, distinct singular values)."""
     if not compute_uv:
@@ -205,6 +243,22 @@ def qr_vjp(g, a, ans, mode="reduced"):
     m = r @ T(gr) - T(gq) @ q
     rhs = gq + q @ _copyltu(m)
     return T(scipy.linalg.solve_triangular(r, T(rhs), lower=False, trans=0))
+
+
+def qr_vjp_dot(g, a, ans, ans_dot, mode="reduced"):
+    """Tangent of qr_vjp(g, a, ans, mode) along the factors' tangents ans_dot, g fixed (second order
+    of np.linalg.qr): with out = rhs r^-T, out_dot = (rhs_dot - out r_dot^T) r^-T."""
+    _qr_check(a, mode)
+    if _is_zero(g) or _is_zero(ans_dot):
+        return 0.0
+    q, r = ans
+    gq, gr = [np.zeros(np.shape(x)) if _is_zero(c) else c for c, x in zip(g, ans)]
+    dq, dr = [np.zeros(np.shape(x)) if _is_zero(d) else d for d, x in zip(ans_dot, ans)]
+    m = r @ T(gr) - T(gq) @ q
+    dm = dr @ T(gr) - T(gq) @ dq
+    out = T(scipy.linalg.solve_triangular(r, T(gq + q @ _copyltu(m)), lower=False, trans=0))
+    drhs = dq @ _copyltu(m) + q @ _copyltu(dm)
+    return T(scipy.linalg.solve_triangular(r, T(drhs - out @ T(dr)), lower=False, trans=0))
 
 
 def qr_jvp(a_dot, a, ans, mode="reduced"):
@@ -296,8 +350,12 @@ def matrix_power_vjp_dot(g, a, a_dot, n):
     """Tangent of matrix_power_vjp(g, a, n) along a's tangent (second order)."""
     if _is_zero(g) or _is_zero(a_dot):
         return 0.0
-    if n < 0:
-        raise _missing("second order of np.linalg.matrix_power with a negative power")
+    if n < 0:       # matrix_power_vjp(g, a, n) = -b^T matrix_power_vjp(g, b, -n) b^T with b = a^-1
+        b = np.linalg.inv(a)
+        db = -(b @ a_dot @ b)
+        gb = matrix_power_vjp(g, b, -n)
+        dgb = matrix_power_vjp_dot(g, b, db, -n)
+        return -(T(db) @ gb @ T(b) + T(b) @ dgb @ T(b) + T(b) @ gb @ T(db))
     powers = [np.eye(np.shape(a)[-1])]
     for _ in range(n - 1):
         powers.append(powers[-1] @ a)
@@ -378,6 +436,125 @@ def _norm_weights(x, ans, ord, axis, keepdims):
     raise _missing(f"np.linalg.norm with ord={ord!r}")
 
 
+def _pnorm_order(x, ord, axis):
+    """(p, axes) when np.linalg.norm(x, ord, axis) is a vector p-norm of finite order p != 0, the
+    norms whose value moves smoothly with ord; (None, axes) for the others: ord = +-inf (the limit,
+    max or min of |x|, does not move with ord) and matrix norms (ord picks one of a few norms)."""
+    kind, axes = _norm_kind(x, ord, axis)
+    if kind != "vector" or ord is None or isinstance(ord, str) or np.isinf(ord):
+        return None, axes
+    if ord == 0:
+        raise _missing("np.linalg.norm(x, ord) at ord=0 (a count of nonzeros) w.r.t. its order ord")
+    return float(ord), axes
+
+
+def _pnorm_parts(x, p, axes):
+    a = np.abs(np.asarray(x, dtype=_float(x)))
+    ap = a ** p
+    loga = np.log(np.where(a == 0, 1.0, a))
+    s = np.sum(ap, axis=axes, keepdims=True)
+    t = np.sum(ap * loga, axis=axes, keepdims=True)
+    n = s ** (1.0 / p)
+    return a, ap, loga, s, t, n
+
+
+def _reduced(v, axes, keepdims):
+    return v if keepdims else np.squeeze(v, axis=axes)
+
+
+def _dnorm_dp(x, p, axes):
+    """d ||x||_p / dp = N (T / (p S) - log S / p^2), S = sum |x|^p, T = sum |x|^p log|x| (kept dims)."""
+    _, _, _, s, t, n = _pnorm_parts(x, p, axes)
+    return n * (t / (p * s) - np.log(s) / p ** 2)
+
+
+def _d2norm_dp2(x, p, axes):
+    """d^2 ||x||_p / dp^2 = D E + N dE/dp, D = N E the first derivative (kept dims)."""
+    _, ap, loga, s, t, n = _pnorm_parts(x, p, axes)
+    u = np.sum(ap * loga * loga, axis=axes, keepdims=True)
+    e = t / (p * s) - np.log(s) / p ** 2
+    de = u / (p * s) - t / (p * p * s) - t * t / (p * s * s) - t / (s * p ** 2) + 2.0 * np.log(s) / p ** 3
+    return n * e * e + n * de
+
+
+def _dnorm_dp_dx(x, x_dot, p, axes):
+    """The tangent of _dnorm_dp(x, p) along x_dot (kept dims)."""
+    a, ap, loga, s, t, n = _pnorm_parts(x, p, axes)
+    sg = np.sign(x)
+    am1 = np.where(a == 0, 0.0, a ** (p - 1.0))
+    ds = np.sum(p * am1 * sg * x_dot, axis=axes, keepdims=True)
+    dt = np.sum(sg * am1 * (p * loga + 1.0) * x_dot, axis=axes, keepdims=True)
+    dn = n / (p * s) * ds
+    d = n * (t / (p * s) - np.log(s) / p ** 2)
+    return dn * d / n + n * (dt / (p * s) - t * ds / (p * s * s) - ds / (s * p ** 2))
+
+
+def _float(x):
+    x = np.asarray(x)
+    return x.dtype if np.issubdtype(x.dtype, np.floating) else np.float64
+
+
+def norm_ord_vjp(g, x, ans, ord=None, axis=None, keepdims=False):
+    """Cotangent of ord in np.linalg.norm(x, ord, axis, keepdims) (a number)."""
+    p, axes = _pnorm_order(x, ord, axis)
+    if _is_zero(g) or p is None:
+        return 0.0
+    return float(np.sum(g * _reduced(_dnorm_dp(x, p, axes), axes, keepdims)))
+
+
+def norm_ord_jvp(ord_dot, x, ans, ord=None, axis=None, keepdims=False):
+    """Tangent of np.linalg.norm(x, ord, axis, keepdims) along a tangent of ord."""
+    p, axes = _pnorm_order(x, ord, axis)
+    if _is_zero(ord_dot) or p is None:
+        return 0.0
+    return _reduced(_dnorm_dp(x, p, axes), axes, keepdims) * ord_dot
+
+
+def norm_ord_vjp_ord(g, x, ord_dot, ord=None, axis=None, keepdims=False):
+    """Tangent of norm_ord_vjp(g, x, ..., ord) along a tangent of ord (second order in ord)."""
+    p, axes = _pnorm_order(x, ord, axis)
+    if _is_zero(g) or _is_zero(ord_dot) or p is None:
+        return 0.0
+    return float(np.sum(g * _reduced(_d2norm_dp2(x, p, axes), axes, keepdims))) * ord_dot
+
+
+def norm_ord_jvp_ord(d, x, ord_dot, ord=None, axis=None, keepdims=False):
+    """Tangent of norm_ord_jvp(d, x, ..., ord) along a tangent of ord."""
+    p, axes = _pnorm_order(x, ord, axis)
+    if _is_zero(d) or _is_zero(ord_dot) or p is None:
+        return 0.0
+    return _reduced(_d2norm_dp2(x, p, axes), axes, keepdims) * d * ord_dot
+
+
+def norm_ord_vjp_dot(g, x, x_dot, ord=None, axis=None, keepdims=False):
+    """Tangent of norm_ord_vjp(g, x, ...) along x_dot (second order)."""
+    p, axes = _pnorm_order(x, ord, axis)
+    if _is_zero(g) or _is_zero(x_dot) or p is None:
+        return 0.0
+    return float(np.sum(g * _reduced(_dnorm_dp_dx(x, x_dot, p, axes), axes, keepdims)))
+
+
+def norm_ord_jvp_dot(ord_dot, x, x_dot, ord=None, axis=None, keepdims=False):
+    """Tangent of norm_ord_jvp(ord_dot, x, ...) along x_dot (second order)."""
+    p, axes = _pnorm_order(x, ord, axis)
+    if _is_zero(ord_dot) or _is_zero(x_dot) or p is None:
+        return 0.0
+    return _reduced(_dnorm_dp_dx(x, x_dot, p, axes), axes, keepdims) * ord_dot
+
+
+def norm_vjp_ord(g, x, ans, ord_dot, ord=None, axis=None, keepdims=False):
+    """Tangent of norm_vjp(g, x, ans, ord, ...) along a tangent of ord, x and ans fixed: the weights
+    sign(x) (|x| / ans)^(p-1) of a vector p-norm times log(|x| / ans)."""
+    p, axes = _pnorm_order(x, ord, axis)
+    if _is_zero(g) or _is_zero(ord_dot) or p is None:
+        return 0.0
+    x = np.asarray(x, dtype=_float(x))
+    a = np.abs(x)
+    n = _expand(np.asarray(ans, dtype=x.dtype), x, axes, keepdims)
+    logr = np.log(np.where(a == 0, 1.0, a) / n)
+    return _expand(g, x, axes, keepdims) * _norm_weights(x, ans, ord, axis, keepdims) * logr * ord_dot
+
+
 def norm_vjp(g, x, ans, ord=None, axis=None, keepdims=False):
     """Cotangent of x from that of np.linalg.norm(x, ord, axis, keepdims)."""
     if _is_zero(g):
@@ -392,6 +569,24 @@ def norm_jvp(x_dot, x, ans, ord=None, axis=None, keepdims=False):
     return np.sum(_norm_weights(x, ans, ord, axis, keepdims) * x_dot, axis=axes, keepdims=keepdims)
 
 
+def _spectral_weights_dot(g, x, x_dot, ord, axes, keepdims):
+    """g times the tangent of the nuclear (u vh) or spectral (u_k vh_k) norm's weights along x_dot;
+    the weights do not depend on the norm itself (distinct singular values assumed)."""
+    if _is_zero(x_dot):
+        return 0.0
+    r, c = axes
+    xm = np.moveaxis(np.asarray(x, dtype=float), (r, c), (-2, -1))
+    dm = np.moveaxis(np.asarray(x_dot, dtype=float), (r, c), (-2, -1))
+    u, s, vh = np.linalg.svd(xm, full_matrices=False)
+    du, _, dvh = svd_jvp(dm, xm, (u, s, vh), False, True)
+    if ord == "nuc":
+        dw = du @ vh + u @ dvh
+    else:
+        k = 0 if ord == 2 else -1
+        dw = du[..., :, [k]] @ vh[..., [k], :] + u[..., :, [k]] @ dvh[..., [k], :]
+    return _expand(g, x, axes, keepdims) * np.moveaxis(dw, (-2, -1), (r, c))
+
+
 def norm_vjp_dot(g, x, x_dot, ans, ans_dot, ord=None, axis=None, keepdims=False):
     """Tangent of norm_vjp(g, x, ans, ...) along x_dot and ans_dot (second order): vector p-norms
     and the Frobenius norm, whose weights are sign(x) |x|^(p-1) ans^(1-p)."""
@@ -400,6 +595,8 @@ def norm_vjp_dot(g, x, x_dot, ans, ans_dot, ord=None, axis=None, keepdims=False)
     kind, axes = _norm_kind(x, ord, axis)
     if ord in (0, np.inf, -np.inf) or kind == "matrix" and ord in (1, -1):
         return 0.0      # weights sign(x) * (share of the extreme): piecewise constant
+    if kind == "matrix" and ord in ("nuc", 2, -2):
+        return _spectral_weights_dot(g, x, x_dot, ord, axes, keepdims)
     if kind == "vector" and not isinstance(ord, str):
         p = 2.0 if ord is None else float(ord)
     elif kind == "matrix" and ord in (None, "fro"):

@@ -9,7 +9,7 @@ from .accumulate import add
 from .broadcasting import unbroadcast
 from .sparse_ops import matmul_vjp_values, sparse_matmul, sparse_rmatmul
 from .sparse_struct import spgemm_vjp_y
-from .values import _KERNEL_FLOATS, _is_zero, _plain
+from .values import _KERNEL_FLOATS, _float_dtype, _is_zero, _plain
 
 
 def matmul(x, y):
@@ -94,8 +94,8 @@ def solve_vjp_a(g, a, ans):
 
 
 def _einsum_parts(subscripts, n):
-    """(input subscripts, output subscript) of an einsum without '...' and without a letter
-    repeated inside one operand (those have no rule yet)."""
+    """(input subscripts, output subscript) of an einsum without '...'. A letter may repeat inside
+    an operand (a diagonal: 'ii->i', 'ii->', 'iij,j->i')."""
     s = subscripts.replace(" ", "")
     if "..." in s:
         raise MissingRuleError(f"np.einsum with '...' in its subscripts ({subscripts!r})",
@@ -105,28 +105,34 @@ def _einsum_parts(subscripts, n):
     if not _:
         letters = "".join(ins)
         out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if len(ins) != n or any(len(set(i)) != len(i) for i in ins):
-        raise MissingRuleError(f"np.einsum with a letter repeated in one operand ({subscripts!r})",
-                               fix="take the diagonal first with np.diagonal (or np.trace for 'ii->'), then "
-                                   "call np.einsum without the repeated letter")
+    if len(ins) != n:
+        raise ValueError(f"np.einsum({subscripts!r}, ...) names {len(ins)} operands, and {n} are given")
     return ins, out
 
 
 
 def einsum_vjp(g, subscripts, operands, k):
-    """Cotangent of operand k of np.einsum(subscripts, *operands)."""
+    """Cotangent of operand k of np.einsum(subscripts, *operands). A letter repeated inside operand
+    k reads a diagonal: the cotangent is written on that diagonal, zeros elsewhere."""
     if _is_zero(g):
         return g
     ins, out = _einsum_parts(subscripts, len(operands))
     others = [(s, a) for j, (s, a) in enumerate(zip(ins, operands)) if j != k]
     known = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
-    kept = "".join(c for c in ins[k] if c in known)      # letters summed only inside operand k broadcast
+    mine = "".join(dict.fromkeys(ins[k]))               # operand k's letters, each once
+    kept = "".join(c for c in mine if c in known)      # letters summed only inside operand k broadcast
     spec = ",".join([out] + [s for s, _ in others]) + "->" + kept
     part = np.einsum(spec, g, *[a for _, a in others])
-    shape = tuple(np.shape(operands[k])[ins[k].index(c)] if c in kept else 1 for c in ins[k])
-    order = [kept.index(c) for c in ins[k] if c in kept]
+    xshape = np.shape(operands[k])
+    shape = tuple(xshape[ins[k].index(c)] if c in kept else 1 for c in mine)
+    order = [kept.index(c) for c in mine if c in kept]
     part = np.transpose(part, order) if order else part
-    return unbroadcast(np.broadcast_to(np.reshape(part, shape), np.shape(operands[k])), operands[k])
+    part = np.reshape(part, shape)
+    if mine == ins[k]:
+        return unbroadcast(np.broadcast_to(part, xshape), operands[k])
+    full = np.zeros(xshape, np.result_type(part, _float_dtype(operands[k])))
+    np.einsum(ins[k] + "->" + mine, full)[...] = part      # a writeable view of the diagonal
+    return full
 
 
 

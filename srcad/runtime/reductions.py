@@ -30,10 +30,22 @@ def count(x, axis):
 
 
 
+_FILL_MAX = 4096
+
+
+
 def sum_vjp(g, x, axis=None, keepdims=False):
     """Cotangent of x from that of sum(x, axis): g broadcast back over the reduced axes."""
     if _is_zero(g):
         return g
+    if axis is None and type(x) is np.ndarray and (type(g) is float or type(g) is np.float64):
+        # the whole array summed: the scalar cotangent everywhere (a small array filled, which is
+        # cheaper than a broadcast view; a large one a view, which holds no memory)
+        if x.size > _FILL_MAX:
+            return np.broadcast_to(np.asarray(g, dtype=_float_dtype(x)), x.shape)
+        out = np.empty(x.shape, _float_dtype(x))
+        out.fill(g)
+        return out
     if sp.issparse(x):
         return sparse_sum_vjp(g, x, axis)
     if _plain(g):      # the cotangent takes x's float dtype (a float32 loss stays float32)

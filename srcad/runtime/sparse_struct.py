@@ -19,7 +19,7 @@ from .sparse_ops import (_entry_coords, _float_dtype, _is_zero, _like, _matrix_a
                          check_pattern, merged, unmerged)
 
 __all__ = ["spgemm", "spgemm_vjp_x", "spgemm_vjp_y", "multiply_ss", "multiply_ss_vjp_x", "multiply_ss_vjp_y",
-           "power", "power_vjp", "power_vjp_n", "power_vjp_jvp", "power_jvp", "diagonal_vjp", "diagonal_jvp",
+           "power", "power_vjp", "power_vjp_n", "power_vjp_jvp", "power_jvp", "power_jvp_n", "diagonal_vjp", "diagonal_jvp",
            "index_vjp", "index_jvp", "stack", "stack_vjp", "stack_jvp", "diags", "diags_vjp", "diags_jvp",
            "dense_vjp", "dense_jvp", "add", "add_vjp", "add_jvp"]
 
@@ -223,6 +223,16 @@ def power_jvp(x_dot, x, n, ans):
     tm = merged(t, sort=True) if t.format != "coo" or xm is not x else t
     tv = so._values_at(tm, xm) if xm is not x else t.data
     return _like(ans, n * xm.data ** (n - 1) * tv)
+
+
+def power_jvp_n(n_dot, x, n, ans):
+    """Tangent of x.power(n) along a tangent n_dot of the exponent: x^n log x n_dot on the result's
+    pattern (an entry whose merged value is 0 has x^n = 0 there, for n > 0)."""
+    if _is_zero(n_dot):
+        return n_dot
+    xm = merged(x, sort=True)
+    logs = np.log(np.where(xm.data == 0, 1.0, xm.data))
+    return _like(ans, np.asarray(ans.data) * logs * n_dot)
 
 
 # ---- A.diagonal(k) ------------------------------------------------------------------------------------

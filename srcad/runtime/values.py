@@ -39,9 +39,17 @@ def _is_namedtuple(v):
 
 
 
+_FLOAT_DTYPES = {}      # dtype -> the float dtype of its derivatives (a few entries)
+
+
+
 def _float_dtype(x):
-    dt = np.result_type(x)
-    return dt if np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating) else np.float64
+    dt = x.dtype if type(x) is np.ndarray else np.result_type(x)
+    out = _FLOAT_DTYPES.get(dt)
+    if out is None:
+        out = _FLOAT_DTYPES[dt] = dt if np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating) \
+            else np.dtype(np.float64)
+    return out
 
 
 
@@ -68,3 +76,14 @@ _DENSE = (np.ndarray, np.generic, float, int)
 
 
 _KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class _Missing:
+    """What a dict held at a key it did not have (a tape entry, never a value users see)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "rt.MISSING"
+
+
+MISSING = _Missing()

@@ -1,0 +1,84 @@
+"""Derivative rules of NumPy's statistics: NaN-ignoring reductions, order statistics (median,
+percentile, quantile) and covariances (cov, corrcoef), with the rules of their helpers
+(srcad/runtime/stats.py) so that second order goes through them.
+
+Choices:
+- nansum/nanmean/nanmax/nanmin: a NaN entry gets a zero derivative (it does not enter the
+  result); an all-NaN slice of nanmax/nanmin has no extreme and gives NaN derivatives, as its
+  value is NaN.
+- median/percentile/quantile: the derivative goes to the (at most two) entries the default
+  'linear' method interpolates between; other methods raise MissingRuleError. The quantile q
+  itself has no rule (MissingRuleError when a derivative flows into it).
+- cov: fweights/aweights raise MissingRuleError (written by hand, they are differentiated).
+"""
+import numpy as np
+
+from ..runtime import stats  # the templates reach it as rt.stats
+from .registry import defnondiff, defrule
+
+_st = "rt.stats."
+
+# ---- NaN-ignoring reductions ------------------------------------------------------------------------
+_NAN_RED = "x, axis=None, dtype=None, out=None, keepdims=False"
+defrule(np.nansum, _NAN_RED, "np.where(np.isnan(x), 0.0, rt.sum_vjp(g, x, axis, keepdims))",
+        "np.nansum(np.where(np.isnan(x), 0.0, x_dot), axis=axis, keepdims=keepdims)",
+        discrete="axis dtype out keepdims")
+defrule(np.nanmean, _NAN_RED,
+        "np.where(np.isnan(x), 0.0, rt.sum_vjp(g, x, axis, keepdims) / "
+        "np.sum(np.logical_not(np.isnan(x)), axis=axis, keepdims=True))",
+        "np.nanmean(np.where(np.isnan(x), np.nan, x_dot), axis=axis, keepdims=keepdims)",
+        discrete="axis dtype out keepdims")
+for _fn in (np.nanmax, np.nanmin):      # x == ans is False at a NaN: the tie weights skip it
+    defrule(_fn, "x, axis=None, out=None, keepdims=False", "rt.extreme_vjp(g, x, ans, axis, keepdims)",
+            "rt.extreme_jvp(np.where(np.isnan(x), 0.0, x_dot), x, ans, axis, keepdims)",
+            discrete="axis out keepdims")
+
+# ---- order statistics --------------------------------------------------------------------------------
+defrule(np.median, "x, axis=None, out=None, overwrite_input=False, keepdims=False",
+        _st + "quantile_vjp(g, x, 0.5, axis, keepdims)", _st + "quantile_jvp(x_dot, x, 0.5, axis, keepdims)",
+        discrete="axis out overwrite_input keepdims")
+for _fn, _scale in ((np.percentile, "100.0"), (np.quantile, "1.0")):
+    defrule(_fn, "x, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False, *, weights=None",
+            (_st + f"quantile_vjp(g, x, q, axis, keepdims, method, {_scale})",),
+            (_st + f"quantile_jvp(x_dot, x, q, axis, keepdims, method, {_scale})",),
+            discrete="axis out overwrite_input method keepdims")
+defrule(stats.quantile_vjp, "g, x, q, axis=None, keepdims=False, method='linear', scale=1.0", None,
+        (_st + "quantile_vjp(g_dot, x, q, axis, keepdims, method, scale)", "0"),
+        discrete="axis keepdims method")        # x: the weights are piecewise constant in x
+defrule(stats.quantile_jvp, "x_dot, x, q, axis=None, keepdims=False, method='linear', scale=1.0", None,
+        (_st + "quantile_jvp(x_dot_dot, x, q, axis, keepdims, method, scale)", "0"),
+        discrete="axis keepdims method")
+
+# ---- covariance and correlation ------------------------------------------------------------------------
+_COV = "rowvar, bias, ddof"
+_W = "fweights=fweights, aweights=aweights"
+defrule(np.cov, "m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None",
+        (_st + f"cov_vjp(g, m, y, {_COV}, 0, {_W})", _st + f"cov_vjp(g, m, y, {_COV}, 1, {_W})"),
+        (_st + f"cov_tangent(m_dot, rt.stats.zero_of(y), m, y, {_COV}, {_W})",
+         _st + f"cov_tangent(rt.stats.zero_of(m), y_dot, m, y, {_COV}, {_W})"),
+        jvp_join=True, discrete="rowvar bias ddof dtype")
+_C = "np.cov(x, y, rowvar)"
+defrule(np.corrcoef, "x, y=None, rowvar=True, *, dtype=None",
+        (_st + f"cov_vjp(rt.stats.corr_vjp(g, {_C}), x, y, rowvar, False, None, 0)",
+         _st + f"cov_vjp(rt.stats.corr_vjp(g, {_C}), x, y, rowvar, False, None, 1)"),
+        (_st + f"corr_jvp(rt.stats.cov_tangent(x_dot, rt.stats.zero_of(y), x, y, rowvar), {_C})",
+         _st + f"corr_jvp(rt.stats.cov_tangent(rt.stats.zero_of(x), y_dot, x, y, rowvar), {_C})"),
+        jvp_join=True, discrete="rowvar dtype")
+
+# the helpers: cov_vjp and cov_tangent are linear in each of their two blocks of arguments
+_HW = "rowvar=True, bias=False, ddof=None"
+defrule(stats.cov_vjp, f"g, m, y, {_HW}, which=0, fweights=None, aweights=None", None,
+        (_st + f"cov_vjp(g_dot, m, y, {_COV}, which, fweights, aweights)",
+         _st + f"cov_vjp(g, m_dot, rt.stats.zero_of(y), {_COV}, which, fweights, aweights)",
+         _st + f"cov_vjp(g, rt.stats.zero_of(m), y_dot, {_COV}, which, fweights, aweights)"),
+        jvp_join=True, discrete="rowvar bias ddof which")
+defrule(stats.cov_tangent, f"pd, pyd, p, py, {_HW}, fweights=None, aweights=None", None,
+        (_st + f"cov_tangent(pd_dot, rt.stats.zero_of(py), p, py, {_COV}, fweights, aweights)",
+         _st + f"cov_tangent(rt.stats.zero_of(p), pyd_dot, p, py, {_COV}, fweights, aweights)",
+         _st + f"cov_tangent(pd, pyd, p_dot, rt.stats.zero_of(py), {_COV}, fweights, aweights)",
+         _st + f"cov_tangent(pd, pyd, rt.stats.zero_of(p), py_dot, {_COV}, fweights, aweights)"),
+        jvp_join=True, discrete="rowvar bias ddof")
+defrule(stats.corr_vjp, "g, c", None, (_st + "corr_vjp(g_dot, c)", _st + "corr_vjp_dot(g, c, c_dot)"), jvp_join=True)
+defrule(stats.corr_jvp, "dc, c", None, (_st + "corr_jvp(dc_dot, c)", _st + "corr_jvp_dot(dc, c, c_dot)"),
+        jvp_join=True)
+defnondiff([stats.zero_of])
