@@ -19,6 +19,13 @@ def updates_in_place(v):
 
 
 
+def slices_are_views(v):
+    """Does slicing v give a view of its memory (a NumPy array), rather than a copy (a list, a
+    tuple, a sparse matrix)? Generated code asks this before writing a changed slice back."""
+    return isinstance(v, np.ndarray)
+
+
+
 def _shares(a, v):
     """Does a see v's memory: v itself, an array overlapping it, a container holding either?"""
     if a is v:
