@@ -7,16 +7,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-
-class _Missing:
-    """What a dict held at a key it did not have (a tape entry, never a value users see)."""
-    __slots__ = ()
-
-    def __repr__(self):
-        return "rt.MISSING"
-
-
-MISSING = _Missing()
+from .accumulate import add, tangent_list
+from .broadcasting import as_cotangent, unbroadcast
+from .values import MISSING, _is_zero
 
 
 def saved_item(d, key):
@@ -64,7 +57,6 @@ def _order(x, key, reverse):
 def sorted_vjp(g, x, key=None, reverse=False):
     """The cotangent of x from that of sorted(x): each item's back at its place (a dict's keys
     carry none)."""
-    from . import _is_zero, as_cotangent
     if isinstance(x, dict) or _is_zero(g):
         return 0.0
     out = [0.0] * len(x)
@@ -77,7 +69,6 @@ def sorted_vjp(g, x, key=None, reverse=False):
 
 def sorted_jvp(x_dot, x, key=None, reverse=False):
     """The tangent of sorted(x): the items' tangents in the sorted order (zeros for a dict's keys)."""
-    from . import tangent_list
     if isinstance(x, dict):
         return [0.0] * len(x)
     parts = tangent_list(x_dot, list(x))
@@ -91,18 +82,15 @@ def concat(a, b):
 
 def concat_vjp(g, a, b, k):
     """The cotangent of a (k = 0) or b (k = 1) from that of a + b: its own part of g."""
-    from . import _is_zero
     if _is_zero(g):
         return g
     if not isinstance(g, (list, tuple)):      # a + b of arrays or numbers: the sum's rule
-        from . import unbroadcast
         return unbroadcast(g, (a, b)[k])
     return list(g[:len(a)]) if k == 0 else list(g[len(a):])
 
 
 def concat_jvp(d, a, b, k):
     """The part of (a + b)'s tangent that a's (k = 0) or b's (k = 1) tangent d gives."""
-    from . import tangent_list
     if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
         return d        # [1.0, 2.0] + x with an array x: NumPy adds them, entry by entry
     own = tangent_list(d, list((a, b)[k]))
@@ -124,7 +112,6 @@ def repeat(xs, n):
 def repeat_vjp(g, xs, n):
     """The cotangent of xs from that of xs * n: the n copies' cotangents added up (for NumPy's
     product, g * n brought back to xs's shape)."""
-    from . import _is_zero, add, unbroadcast
     if _is_zero(g):
         return g
     if not _repeats(xs, n):
@@ -137,7 +124,6 @@ def repeat_vjp(g, xs, n):
 
 def repeat_vjp_times(g, xs, n):
     """The cotangent of n from that of xs * n: none for a repetition, else the product's."""
-    from . import _is_zero, unbroadcast
     if _is_zero(g) or _repeats(xs, n):
         return 0.0
     return unbroadcast(g * np.asarray(xs), n)
@@ -145,7 +131,6 @@ def repeat_vjp_times(g, xs, n):
 
 def repeat_jvp(d, xs, n):
     """The tangent of xs * n from xs's: repeated (for NumPy's product, d * n)."""
-    from . import _is_zero, tangent_list
     if not _repeats(xs, n):
         return d if _is_zero(d) else d * n
     return tangent_list(d, list(xs)) * n
@@ -153,7 +138,6 @@ def repeat_jvp(d, xs, n):
 
 def repeat_jvp_times(d, xs, n):
     """The tangent of xs * n from n's: none for a repetition, else d * xs."""
-    from . import _is_zero
     if _is_zero(d) or _repeats(xs, n):
         return 0.0
     return d * np.asarray(xs)
@@ -162,7 +146,6 @@ def repeat_jvp_times(d, xs, n):
 def union_vjp(g, x, y, k):
     """The cotangent of x (k = 0) or y (k = 1) from that of x | y: the keys whose value came from
     it (y's value wins at a key both have). For integers and masks, none."""
-    from . import _is_zero
     if _is_zero(g) or not isinstance(x, dict):
         return 0.0 if not isinstance(x, dict) else g
     own = x if k == 0 else y
@@ -171,7 +154,6 @@ def union_vjp(g, x, y, k):
 
 def union_jvp(d, x, y, k):
     """The part of (x | y)'s tangent that x's (k = 0) or y's (k = 1) tangent d gives."""
-    from . import _is_zero
     if _is_zero(d) or not isinstance(x, dict):
         return 0.0
     own = x if k == 0 else y
