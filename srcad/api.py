@@ -3,6 +3,7 @@ check_grad. The generated code they run comes from srcad/cache.py."""
 import functools
 import inspect
 import numbers
+import types
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,7 +13,7 @@ from . import runtime as rt
 from . import tree as _tree
 from .errors import NonScalarOutputError, SrcadError
 from .frontend.callables import method_function, unpack_callable
-from .inputs import check_args, check_coo_kept, unsorted_coo
+from .inputs import check_args, check_coo_kept, plain, unsorted_coo
 from .transform.kinds import signature as _signature
 
 
@@ -49,7 +50,19 @@ def _bind_front(op, f, pre, kw):
     return functools.update_wrapper(wrapper, f) if hasattr(f, "__name__") else wrapper
 
 
+_PARAMS = {}        # code object -> parameter names (a plain function's names follow its code object)
+
+
 def _params(func):
+    """func's parameter names, worked out once per code object for a plain function."""
+    if type(func) is types.FunctionType and "__wrapped__" not in func.__dict__ \
+            and "__signature__" not in func.__dict__:
+        names = _PARAMS.get(func.__code__)
+        if names is None:
+            if len(_PARAMS) > 4096:
+                _PARAMS.clear()
+            names = _PARAMS[func.__code__] = tuple(inspect.signature(func).parameters)
+        return list(names)
     return list(inspect.signature(func).parameters)
 
 
@@ -62,6 +75,8 @@ def _row_sparse_names(func, wrt, row_sparse):
 
 
 def _check_scalar(y, func, has_aux):
+    if not has_aux and (type(y) is float or type(y) is np.float64):
+        return
     if has_aux:
         if not isinstance(y, (tuple, list)) or len(y) != 2:
             raise SrcadError(f"{func.__name__} was differentiated with has_aux=True, so it must return a pair "
@@ -105,21 +120,45 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
         func, pre, kw = passed
         return _bind_front(value_and_grad(func, _shift(wrt, len(pre)), has_aux=has_aux, row_sparse=row_sparse,
                                           check_numerics=check_numerics, checkpoint=checkpoint), f, pre, kw)
-    rs = _row_sparse_names(f, wrt, row_sparse)
-    variant = _variant("value+numerics" if check_numerics else "value", checkpoint)
+    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        check_args(f, args, kwargs, wrt)     # real inputs, supported sparse formats (srcad/inputs.py)
-        mod = _module(f, "reverse", wrt, rs, variant, _signature(args, kwargs))
-        fn = getattr(mod, f.__name__ + "_value_and_vjp")
-        seed_name = list(cache.signature(fn).parameters)[-1]
-        # one forward sweep: the generated code checks the output before its adjoint sweep
-        coo = unsorted_coo(args, kwargs)
-        value, grads = _call_checked(fn, f, args, kwargs, seed_name, has_aux)
-        check_coo_kept(coo)
-        return value, grads
+        return call(args, kwargs)
     return wrapper
+
+
+def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
+    """call(args, kwargs) -> (f(*args, **kwargs), gradient): one forward and one adjoint sweep of
+    the generated code (which checks the output is a scalar before its adjoint sweep). What is
+    fixed per function is worked out here, once: the cache handle, the seed, and per loaded module
+    its main function and seed parameter. Each call checks its arguments (srcad/inputs.py: one
+    type test each when they are plain arrays and numbers) and the module's freshness (identity
+    tests)."""
+    rs = _row_sparse_names(f, wrt, row_sparse)
+    variant = _variant("value+numerics" if check_numerics else "value", checkpoint)
+    handle = cache.Handle(f, "reverse", wrt, rs, variant)
+    seed = rt.ScalarSeed(functools.partial(_check_scalar, func=f, has_aux=has_aux), has_aux)
+    main = getattr(f, "__name__", "") + "_value_and_vjp"    # (not a function: the build says so)
+    held = [(None, None, None)]       # (module, its main function, {its seed parameter: seed})
+
+    def call(args, kwargs):
+        simple = plain(args, kwargs)
+        if not simple:
+            check_args(f, args, kwargs, wrt)     # real inputs, supported sparse formats
+        mod = handle.module(_signature(args, kwargs))     # the code for arguments of these kinds
+        known, fn, seed_kw = held[0]
+        if known is not mod:
+            fn = getattr(mod, main)
+            seed_kw = {list(cache.signature(fn).parameters)[-1]: seed}
+            held[0] = (mod, fn, seed_kw)
+        if simple:
+            return fn(*args, **{**kwargs, **seed_kw}) if kwargs else fn(*args, **seed_kw)
+        coo = unsorted_coo(args, kwargs)
+        out = fn(*args, **{**kwargs, **seed_kw})
+        check_coo_kept(coo)
+        return out
+    return call
 
 
 def generated_program(f, wrt=0, *, row_sparse=False, check_numerics=False, checkpoint=None):
@@ -134,6 +173,7 @@ def generated_program(f, wrt=0, *, row_sparse=False, check_numerics=False, check
 
 
 def _call_checked(fn, f, args, kwargs, seed_name, has_aux):
+    """fn(*args, **kwargs) with grad's checked seed (srcad.distributed's workers call it)."""
     kwargs = dict(kwargs)
     kwargs[seed_name] = rt.ScalarSeed(lambda y: _check_scalar(y, f, has_aux), has_aux)
     return fn(*args, **kwargs)
@@ -149,19 +189,25 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
         func, pre, kw = passed
         return _bind_front(grad(func, _shift(wrt, len(pre)), has_aux=has_aux, row_sparse=row_sparse,
                                 check_numerics=check_numerics, checkpoint=checkpoint), f, pre, kw)
-    vg = value_and_grad(f, wrt, has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics,
-                        checkpoint=checkpoint)
-
-    @functools.wraps(f)
-    def wrapper(*args, **kwargs):
-        value, g = vg(*args, **kwargs)
-        if has_aux:
+    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
+    if has_aux:
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            value, g = call(args, kwargs)
             return g, value[1]
-        return g
+    else:
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return call(args, kwargs)[1]
     return wrapper
 
 
 def _differentiable_arg(a):
+    t = type(a)
+    if t is float:
+        return True
+    if t is np.ndarray and a.dtype.kind in "fc":
+        return True
     if _tree.is_node(a):
         return any(_differentiable_arg(v) for v in _tree.tree_leaves(a))
     if sp.issparse(a):
@@ -191,10 +237,11 @@ def vjp(f, *args, checkpoint=None):
         return y, lambda dy: tuple(None for _ in args)
     mod = _module(f, "reverse", idx, variant=variant, sig=_signature(args))
     fn = getattr(mod, mod.srcad_main)
+    seed_name = list(cache.signature(fn).parameters)[-1]
 
     def pullback(dy):
         coo = unsorted_coo(args)
-        grads = fn(*args, dy)
+        grads = fn(*args, **{seed_name: dy})     # by name: f's own defaults stay where they are
         check_coo_kept(coo)
         out = [None] * len(args)
         for k, g in zip(idx, grads):

@@ -50,6 +50,7 @@ _TEXTS = {}              # key -> (text, supplied names, main function name, wat
 _MODULES = {}            # key -> loaded module
 _lock = threading.RLock()
 _seen = {"generation": None}
+_cleared = [0]           # clear_memory() calls: a Handle then looks its module up again
 # the usable directory, a refused one, whether the one warning went out, new files written, and
 # (files, bytes) the directory held at its last scan plus what this process wrote since
 _disk = {"dir": None, "bad": None, "warned": False, "written": 0, "held": None}
@@ -62,8 +63,13 @@ def _key(func, mode, wrt, row_sparse, variant, sig=None):
 
 
 def _fresh(watch):
-    """Whether every global or closure binding the generated code was built from is unchanged."""
-    return all(p.current(k) is v for p, k, v in watch)
+    """Whether every binding the generated code was built from is unchanged: the global and
+    closure variables it read, and each transformed function's code object and defaults
+    (frontend/freshness.py DefinitionWatch). Identity tests only, no file is read."""
+    for p, k, v in watch:
+        if p.current(k) is not v:
+            return False
+    return True
 
 
 def text(func, mode="reverse", wrt=0, variant="plain", sig=None):
@@ -105,7 +111,55 @@ def module(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
             source, supplied, main, watch = _entry(key, func, mode, wrt, row_sparse, variant, sig)
             mod = load(source, func.__name__, supplied)
             mod.srcad_main, mod.srcad_watch = main, watch
+            _use_live_defaults(getattr(mod, main), func)
             _MODULES[key] = mod
+        return mod
+
+
+def _use_live_defaults(main, func):
+    """Give the generated main function func's default objects as they are now (its
+    `__defaults__` and `__kwdefaults__`), in place of its text's defaults, which are the source's
+    expressions evaluated again: a default reassigned after the def (`f.__defaults__ = ...`), or
+    one whose expression reads a name rebound since, is what Python passes to f, so it is what
+    the derivative is taken at. (The watch rebuilds the module when they are reassigned.)"""
+    code = getattr(func, "__code__", None)
+    if code is None or not (func.__defaults__ or func.__kwdefaults__):
+        return
+    pos = code.co_varnames[:code.co_argcount]
+    defaults = func.__defaults__ or ()
+    user = dict(zip(pos[len(pos) - len(defaults):], defaults))
+    user.update(func.__kwdefaults__ or {})
+    gcode = main.__code__
+    gpos = gcode.co_varnames[:gcode.co_argcount]
+    gdefaults = main.__defaults__ or ()
+    if gdefaults:
+        main.__defaults__ = tuple(user.get(n, d) for n, d in zip(gpos[len(gpos) - len(gdefaults):], gdefaults))
+    if main.__kwdefaults__:
+        main.__kwdefaults__ = {n: user.get(n, d) for n, d in main.__kwdefaults__.items()}
+
+
+class Handle:
+    """An operator's hold on its derivative modules between calls (what grad(f) keeps), one per
+    abstract signature of the arguments: looked up in the cache at the first call with that
+    signature, then at each call only checked, by identity tests, to be still fresh: no rule
+    registered and no clear_memory() since, and every binding it was built from unchanged
+    (`_fresh`). Otherwise it is looked up again."""
+
+    __slots__ = ("key", "held")
+
+    def __init__(self, func, mode, wrt, row_sparse=(), variant="plain"):
+        self.key = (func, mode, wrt, tuple(row_sparse), variant)
+        self.held = {}      # signature -> (module, rule generation, clear_memory count), one object
+
+    def module(self, sig=None):
+        held = self.held.get(sig)
+        if held is not None:
+            mod, generation, cleared = held
+            if generation == registry.generation[0] and cleared == _cleared[0] and _fresh(mod.srcad_watch):
+                return mod
+        generation, cleared = registry.generation[0], _cleared[0]
+        mod = module(*self.key, sig)
+        self.held[sig] = (mod, generation, cleared)
         return mod
 
 
@@ -130,6 +184,7 @@ def clear_memory():
     with _lock:
         _TEXTS.clear()
         _MODULES.clear()
+        _cleared[0] += 1
 
 
 # ---- the directory ---------------------------------------------------------------------------

@@ -58,6 +58,27 @@ def _find(x, wrt, path="", depth=0):
     return None
 
 
+# the types of plain arguments: nothing in them to refuse, to look into, or to watch
+_PLAIN_SCALARS = frozenset({float, int, bool, type(None), str, np.float64, np.float32, np.float16, np.int64,
+                            np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.bool_})
+
+
+def plain(args, kwargs=None):
+    """Whether every argument is a real NumPy array or a real number (or None, a string): no
+    sparse matrix, container or complex value. Then check_args has nothing to refuse and
+    unsorted_coo nothing to record, and operators skip both (one type test per argument)."""
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            if a.dtype.kind == "c":
+                return False
+        elif t not in _PLAIN_SCALARS:
+            return False
+    if kwargs:
+        return plain(kwargs.values())
+    return True
+
+
 def _names(f):
     try:
         import inspect
@@ -83,6 +104,8 @@ def check_args(f, args, kwargs=None, wrt=None):
     docstring): complex anywhere, a sparse format other than CSR/CSC/COO in a differentiated
     argument (`wrt`: the positions or names differentiated; None: every argument), `*` of a
     scipy `_matrix` argument (check_matrix_products). Costs one type/dtype test per argument."""
+    if plain(args, kwargs):
+        return
     fname = getattr(f, "__name__", "the function")
     diff = _wrt_set(wrt, len(args), lambda: _names(f))
     for k, a in enumerate(args):
@@ -170,6 +193,8 @@ def unsorted_coo(args, kwargs=None):
     A.max(), A.power(p) call sum_duplicates), so its stored order can change while the function
     runs; `check_coo_kept` then refuses the result instead of pairing derivatives with the
     wrong entries."""
+    if plain(args, kwargs):
+        return []
     found = []
 
     def visit(x):

@@ -31,7 +31,8 @@ import srcad.distributed
 import error_paths_cases as c
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+# the srcad under test (an installed one in CI, where the repo's unbuilt tree is not imported)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(srcad.__file__)))
 CASES_FILE = os.path.abspath(c.__file__)
 THIS_FILE = os.path.abspath(__file__)
 _ERRORS = {"SrcadError", "UnsupportedSyntaxError", "MissingRuleError", "NonScalarOutputError",

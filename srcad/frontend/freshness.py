@@ -12,6 +12,10 @@ That comparison is exact for code that Python's own loader compiled from the fil
 srcad registered itself. For code that came through another loader (an import hook that rewrites
 code, such as pytest's assertion rewriting, or an interactive shell), only the function's name,
 parameters and first line are compared.
+
+Once generated, a derivative stays valid while the function is the one it was generated from:
+`DefinitionWatch` lets the cache check that per call by identity only (the code object, the
+defaults and keyword defaults), with no file read.
 """
 import functools
 import importlib.machinery
@@ -93,3 +97,33 @@ def _stale(func, start):
         f"it reads, so it would differentiate code that does not run. Reload the module "
         f"(importlib.reload({module})) and take the function from it again, or restart "
         f"Python.")
+
+
+class DefinitionWatch:
+    """For the cache's freshness check: whether a function is still defined as it was, by
+    identity: `func.__code__`, `func.__defaults__` and `func.__kwdefaults__` (reassigning any of
+    them makes the generated code stale), and each keyword default's value (that dict may be
+    changed in place). One watch entry `(w, None, w)`: `w.current(None)` is w while nothing
+    changed."""
+
+    __slots__ = ("func", "code", "defaults", "kwdefaults", "kwvalues")
+
+    def __init__(self, func):
+        self.func, self.code, self.defaults = func, func.__code__, func.__defaults__
+        self.kwdefaults = func.__kwdefaults__
+        self.kwvalues = tuple(self.kwdefaults.values()) if self.kwdefaults else ()
+
+    def current(self, _key):
+        f = self.func
+        if f.__code__ is self.code and f.__defaults__ is self.defaults and f.__kwdefaults__ is self.kwdefaults:
+            kw = self.kwdefaults
+            if not kw or len(kw) == len(self.kwvalues) and all(
+                    a is b for a, b in zip(kw.values(), self.kwvalues)):
+                return self
+        return None
+
+
+def definition_watch(func):
+    """The watch entries (watch, key, object) of func's definition (see DefinitionWatch)."""
+    w = DefinitionWatch(func)
+    return [(w, None, w)]

@@ -45,9 +45,16 @@ def _is_namedtuple(v):
     return isinstance(v, tuple) and hasattr(type(v), "_fields")
 
 
+_FLOAT_DTYPES = {}      # dtype -> the float dtype of its derivatives (a few entries)
+
+
 def _float_dtype(x):
-    dt = np.result_type(x)
-    return dt if np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating) else np.float64
+    dt = x.dtype if type(x) is np.ndarray else np.result_type(x)
+    out = _FLOAT_DTYPES.get(dt)
+    if out is None:
+        out = _FLOAT_DTYPES[dt] = dt if np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating) \
+            else np.dtype(np.float64)
+    return out
 
 
 # ---- accumulation --------------------------------------------------------------------------
@@ -86,6 +93,9 @@ def add(a, b):
         return a
     if type(a) in _SCALARS and type(b) in _SCALARS:
         return a + b
+    if type(b) is np.ndarray and _sole(a, refs) and b.dtype == a.dtype and b.shape == a.shape:
+        a += b
+        return a
     if _sole(a, refs) and isinstance(b, (np.ndarray, np.generic, float)) and \
             np.result_type(a, b) == a.dtype and np.broadcast_shapes(np.shape(b), a.shape) == a.shape:
         a += b
@@ -115,6 +125,14 @@ _DENSE = (np.ndarray, np.generic, float, int)
 
 def unbroadcast(g, x):
     """Sum the cotangent g down to the shape of x (undoes NumPy broadcasting)."""
+    tg = type(g)
+    if tg is np.ndarray:
+        if type(x) is np.ndarray and g.shape == x.shape:
+            return g
+    elif tg is float or tg is np.float64:
+        tx = type(x)
+        if tx is float or tx is np.float64 or tx is np.ndarray and x.ndim == 0:
+            return g
     if _is_zero(g):
         return g
     if not (isinstance(g, _DENSE) and isinstance(x, _DENSE)) and (
@@ -154,7 +172,16 @@ def broadcast_like(v, ans):
 
 
 def finalize(bar, x, row_sparse=False):
-    """The gradient returned to the user: same shape, type and float dtype as x."""
+    """The gradient returned to the user: same shape, type and float dtype as x (a NumPy scalar
+    of x's float dtype for a NumPy scalar x, a Python float for a Python number)."""
+    if type(x) is np.ndarray and type(bar) is np.ndarray and not row_sparse:
+        # the common case first: an array cotangent of x's shape and dtype, owned and writable
+        if bar.dtype == x.dtype and bar.shape == x.shape and bar.base is None and bar.flags.writeable \
+                and x.dtype.kind == "f":
+            return bar
+    elif type(x) is float:
+        if type(bar) is float:
+            return bar if bar else 0.0
     if sp.issparse(x):
         from .sparse_ops import sparse_finalize
         return sparse_finalize(bar, x)
@@ -170,6 +197,13 @@ def finalize(bar, x, row_sparse=False):
     if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
         return 0.0 if _is_zero(bar) else float(np.sum(bar) if np.ndim(bar) else bar)
     dtype = _float_dtype(x)
+    if isinstance(x, np.generic) and not row_sparse:
+        if _is_zero(bar):
+            return dtype.type(0)
+        if not _plain(bar) and hasattr(bar, "astype"):     # a duck-typed array: keep its kind
+            return np.broadcast_to(bar, ()).astype(dtype)
+        out = np.asarray(bar, dtype=dtype)
+        return (out if out.shape == () else np.broadcast_to(out, ()))[()]
     if row_sparse:
         if isinstance(bar, RowSparse):
             if bar.factors is not None and bar.dtype == dtype:
@@ -231,6 +265,12 @@ def updates_in_place(v):
     rebind the name to a new value (a number, a tuple)? Generated code asks this after an
     augmented assignment to a name that another name holds the same object as."""
     return isinstance(v, (np.ndarray, list, dict))
+
+
+def slices_are_views(v):
+    """Does slicing v give a view of its memory (a NumPy array), rather than a copy (a list, a
+    tuple, a sparse matrix)? Generated code asks this before writing a changed slice back."""
+    return isinstance(v, np.ndarray)
 
 
 def _shares(a, v):
@@ -317,10 +357,21 @@ def count(x, axis):
     return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
 
 
+_FILL_MAX = 4096
+
+
 def sum_vjp(g, x, axis=None, keepdims=False):
     """Cotangent of x from that of sum(x, axis): g broadcast back over the reduced axes."""
     if _is_zero(g):
         return g
+    if axis is None and type(x) is np.ndarray and (type(g) is float or type(g) is np.float64):
+        # the whole array summed: the scalar cotangent everywhere (a small array filled, which is
+        # cheaper than a broadcast view; a large one a view, which holds no memory)
+        if x.size > _FILL_MAX:
+            return np.broadcast_to(np.asarray(g, dtype=_float_dtype(x)), x.shape)
+        out = np.empty(x.shape, _float_dtype(x))
+        out.fill(g)
+        return out
     if sp.issparse(x):
         from .sparse_ops import sparse_sum_vjp
         return sparse_sum_vjp(g, x, axis)
@@ -849,6 +900,11 @@ def add_at(x_bar, x, idx, g):
     """x_bar + (the cotangent of x from that of x[idx]), without materialising the latter:
     in place when only the caller's variable holds x_bar."""
     refs = sys.getrefcount(x_bar)
+    if type(idx) is int and type(x_bar) is np.ndarray and type(x) is np.ndarray and \
+            (type(g) is float or type(g) is np.float64 and x_bar.dtype == np.float64) and \
+            x_bar.shape == x.shape and x_bar.dtype.kind == "f" and _sole(x_bar, refs):
+        x_bar[idx] += g           # one entry of an array this call owns (the common case first)
+        return x_bar
     if _is_zero(g):
         return x_bar
     if _is_zero(x_bar) or not _sole(x_bar, refs) or _is_seq(x) or _is_map(x) or \
@@ -939,6 +995,8 @@ def seed(y, s):
 
 def snapshot(y):
     """A copy of an output that later in-place restores on the tape cannot change."""
+    if type(y) is float or type(y) is np.float64:
+        return y
     if isinstance(y, np.ndarray):
         return y.copy()
     if _is_seq(y):

@@ -298,10 +298,10 @@ def unmerged(vals, A, sort=False):
     return vals if d is None or not (sort or d[2]) else np.asarray(vals)[d[0]]
 
 
-def _group_apply(groups, data, X):
+def _group_apply(groups, data, X, plan=None):
     """Y[b] = sum over group b of data[pos] * X[idx]: one owner per output row, no atomics."""
     if groups.pos is None:
-        return K.csr_matmul(groups.ptr, groups.idx, data, X, groups.n)
+        return K.csr_matmul(groups.ptr, groups.idx, data, X, groups.n, plan)
     return K.csr_matmul_t(groups.ptr, groups.idx, groups.pos, data, X, groups.n)
 
 
@@ -479,7 +479,20 @@ def sparse_matmul(A, X):
         out = A @ X
         return out if sp.issparse(out) else np.asarray(out)
     _check_shapes(A, X, A.shape[1])
-    return _group_apply(row_groups(A), A.data, X)
+    groups = row_groups(A)
+    return _group_apply(groups, A.data, X, _panel_plan(A, groups, X))
+
+
+def _panel_plan(A, groups, X):
+    """The cached column-panel plan of A's row grouping for a product with X (a 2-D X large
+    enough to leave the caches), or None."""
+    if X.ndim != 2 or groups.pos is not None or not _canonical(A):
+        return None
+    row_bytes = X.shape[1] * (8 if np.result_type(A.dtype, X.dtype, np.float32).itemsize > 4 else 4)
+    if X.shape[0] * row_bytes < K.PANEL_MIN_X:
+        return None
+    return _cached("panels", (groups.ptr, groups.idx), (X.shape[0], row_bytes),
+                   lambda: K.csr_panel_plan(groups.ptr, groups.idx, X.shape[0], row_bytes))
 
 
 def sparse_rmatmul(A, G):
@@ -511,7 +524,7 @@ def matmul_vjp_values(g, A, X):
         X = X.reshape(X.shape[0], -1)
     f = A.format
     if f == "csr":
-        vals = K.sddmm(A.indptr, A.indices, g, X)
+        vals = K.sddmm(A.indptr, A.indices, g, X, _panel_plan(A, row_groups(A), X))
     elif f == "csc":
         vals = K.sddmm(A.indptr, A.indices, X, g)
     else:

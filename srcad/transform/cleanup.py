@@ -119,10 +119,11 @@ class Cleanup:
         self._mark_adjoint()
         for _ in range(self.MAX_ROUNDS):
             changed = self._fold_block(self.fn.body) > 0
-            self._liveness()
-            changed |= self._coalesce(self.fn.body)
             self.renamed = []
-            changed |= self._copies(self.fn.body)
+            if self._any_copy(self.fn.body):       # (most rounds after the first have none left)
+                self._liveness()
+                changed |= self._coalesce(self.fn.body)
+                changed |= self._copies(self.fn.body)
             changed |= self._zeros()
             self._liveness()
             changed |= self._keep_useful_renames()
@@ -134,6 +135,12 @@ class Cleanup:
                 break
         _fill(self.fn.body)
         return self.fn
+
+    def _any_copy(self, block):
+        for st in block:
+            if _copy_pair(st) is not None or any(self._any_copy(sub) for sub in _blocks(st)):
+                return True
+        return False
 
     def _mark_adjoint(self):
         start = next((k for k, st in enumerate(self.fn.body) if is_comment(st)
@@ -513,6 +520,10 @@ class Cleanup:
             return False        # the copy's reference keeps an in-place helper from writing its source
         return _cannot_raise(st.value) or self.primal_ran or id(st) in self.adjoint
 
+    def _replayed(self, st):
+        """Did the values st tests already pass the same test (a primal that ran, the adjoint)?"""
+        return self.primal_ran or id(st) in self.adjoint
+
     # -- empty branches and loops ------------------------------------------------------------------
     def _branches(self, block):
         changed = False
@@ -525,7 +536,9 @@ class Cleanup:
                 if st.orelse and else_empty:       # no `else: pass`
                     st.orelse = []
                     changed = True
-                if body_empty and else_empty and _cannot_raise(st.test):
+                # (`if c:` asks bool(c), which raises for an array: on the user's values only
+                # where the primal ran already, or in the adjoint part, which replays the test)
+                if body_empty and else_empty and _cannot_raise(st.test) and self._replayed(st):
                     out += [s for s in st.body if is_comment(s)]
                     changed = True
                     continue
@@ -534,7 +547,8 @@ class Cleanup:
                     st.test = _negate(st.test)
                     st.body, st.orelse = st.orelse, []
                     changed = True
-            elif isinstance(st, ast.For) and _empty(st.body) and not st.orelse and _pure(st.iter, self.local_names) \
+            elif isinstance(st, ast.For) and _empty(st.body) and not st.orelse and self._replayed(st) \
+                    and _pure(st.iter, self.local_names) \
                     and _is_range(st.iter) and not any(self._is_live(n, st) for n in _target_names(st.target)) \
                     and _plain_target(st.target):
                 out += [s for s in st.body if is_comment(s)]

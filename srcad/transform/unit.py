@@ -17,6 +17,7 @@ from ..errors import SrcadError
 from ..frontend.aliases import check_aliases
 from ..frontend.analyze import Analysis
 from ..frontend.fence import fence
+from ..frontend.freshness import definition_watch
 from ..frontend.normalize import normalize
 from ..frontend.parse import parse_function
 from .compile import is_generated
@@ -244,6 +245,7 @@ class Unit:
                                      f"them.", p.filename, p.tree.lineno, 0)
                 env.setdefault(k, v)
             self.watch += p.extra_watch
+            self.watch += definition_watch(p.func)      # its code object and defaults
         env.update(getattr(self, "extra_env", {}))
         imports = ["import numpy as np"]
         supplied, constants = {}, []
