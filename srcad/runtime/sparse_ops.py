@@ -35,14 +35,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels as K
+from ..batching import Batched
 from ..errors import InputError
 from ..inputs import sparse_format_error
+from .rowsparse import RowSparse
 
 __all__ = [
     "sparse_matmul", "sparse_rmatmul", "matmul_vjp_values", "sparse_add", "sparse_finalize",
     "sparse_sum_vjp", "sum_jvp", "multiply", "multiply_vjp_x", "multiply_vjp_y", "data_vjp",
     "data_jvp", "construct_vjp", "construct_jvp", "reduce", "reduce_vjp", "reduce_jvp",
-    "segment", "segment_vjp", "segment_jvp", "take", "take_vjp", "accumulate", "clear_cache",
+    "segment", "segment_vjp", "segment_jvp", "accumulate", "clear_cache",
 ]
 
 
@@ -445,7 +447,6 @@ def _batch_of(X):
     (B,) + X.shape), else None."""
     if type(X).__name__ != "Batched":
         return None
-    from ..batching import Batched
     return Batched if isinstance(X, Batched) else None
 
 
@@ -885,42 +886,10 @@ def segment_jvp(data_dot, data, segment_ids, ans, op):
     return K.segment_reduce(data_dot, segment_ids, len(ans), "sum")[0]
 
 
-# ---- row gathers ---------------------------------------------------------------------------------
-def take(x, indices, axis=None):
-    """np.take(x, indices, axis); a row gather (axis=0) of a dense array through the parallel kernel."""
-    if (axis == 0 and isinstance(x, np.ndarray) and x.ndim >= 1 and isinstance(indices, np.ndarray)
-            and indices.dtype.kind in "iu" and not x.dtype.hasobject):
-        return K.gather_rows(x, indices)
-    return np.take(x, indices, axis=axis)
-
-
-def take_vjp(g, x, indices, axis=None):
-    """Cotangent of x from that of np.take(x, indices, axis): a row gather gives a RowSparse."""
-    if _is_zero(g):
-        return g
-    from . import index_vjp
-    if axis is None:
-        return np.reshape(index_vjp(np.ravel(g), np.ravel(x), np.ravel(indices)), np.shape(x))
-    if axis % np.ndim(x) == 0:
-        idx = np.asarray(indices)
-        if idx.ndim == 1:
-            return index_vjp(g, x, idx)
-        g = np.asarray(g).reshape((-1,) + np.shape(x)[1:])
-        return index_vjp(g, x, idx.reshape(-1))
-    moved = np.moveaxis(np.asarray(g), axis, 0) if np.ndim(indices) == 1 else None
-    if moved is None:
-        from .shapes import take_vjp as dense_take_vjp
-        return dense_take_vjp(g, x, indices, axis)
-    out = np.zeros(np.shape(x), np.result_type(_float_dtype(np.result_type(x)), moved.dtype))
-    np.add.at(np.moveaxis(out, axis, 0), np.asarray(indices), moved)
-    return out
-
-
 # ---- in-place accumulation -------------------------------------------------------------------------
 def accumulate(acc, g):
     """acc += g in place (dense, RowSparse, scipy sparse with acc's pattern, or a tuple/list of
     these); returns acc. Deterministic: the same bits for any thread count."""
-    from .rowsparse import RowSparse
     if _is_zero(g):
         return acc
     if isinstance(acc, (tuple, list)):
