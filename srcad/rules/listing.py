@@ -17,6 +17,8 @@ from .registry import _TABLE
 _OPERATORS = {
     "Add": "x + y", "Sub": "x - y", "Mult": "x * y", "Div": "x / y", "Pow": "x ** y", "Mod": "x % y",
     "MatMult": "x @ y", "USub": "-x", "UAdd": "+x", "Copy": "y = x", "Subscript": "x[idx]",
+    "FloorDiv": "x // y", "BitOr": "x | y", "BitAnd": "x & y", "BitXor": "x ^ y", "LShift": "x << y",
+    "RShift": "x >> y", "Invert": "~x",
 }
 # where a user reaches a function from: the first module that exposes it under its name wins
 _MODULES = ("numpy", "numpy.linalg", "numpy.random", "numpy.fft", "scipy.special", "scipy.linalg", "scipy.stats",
