@@ -237,10 +237,11 @@ def vjp(f, *args, checkpoint=None):
         return y, lambda dy: tuple(None for _ in args)
     mod = _module(f, "reverse", idx, variant=variant, sig=_signature(args))
     fn = getattr(mod, mod.srcad_main)
+    seed_name = list(cache.signature(fn).parameters)[-1]
 
     def pullback(dy):
         coo = unsorted_coo(args)
-        grads = fn(*args, dy)
+        grads = fn(*args, **{seed_name: dy})     # by name: f's own defaults stay where they are
         check_coo_kept(coo)
         out = [None] * len(args)
         for k, g in zip(idx, grads):

@@ -158,3 +158,15 @@ def test_coo_sorted_in_place_mid_function_is_refused_not_wrong():
     g = srcad.grad(coo_data_and_sum)(B)
     np.testing.assert_array_equal(g.row, B.row)
     np.testing.assert_allclose(g.data, 2.0 * B.data + 1.0)
+
+
+# ---- vjp of a function with a defaulted parameter: the cotangent is not passed into it ---------
+def scaled_power(x, n=3, scale=0.5):
+    return scale * x ** n
+
+
+def test_vjp_keeps_the_defaults_of_the_function():
+    y, pullback = srcad.vjp(scaled_power, X)
+    (g,) = pullback(np.ones(3))
+    np.testing.assert_allclose(y, 0.5 * X ** 3)
+    np.testing.assert_allclose(g, 1.5 * X ** 2)          # d/dx (0.5 x^3)

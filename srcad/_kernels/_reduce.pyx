@@ -15,6 +15,13 @@ from libc.string cimport memset
 from ._types cimport real_t, index_t, key_t
 from ._sort cimport bucket_sort
 from ._simd cimport *
+from ._prefetch cimport SRCAD_PREFETCH
+
+cdef extern from *:
+    """
+    #define SRCAD_PREFETCH_L1(addr) __builtin_prefetch((const void *)(addr), 0, 3)
+    """
+    void SRCAD_PREFETCH_L1(const void* addr) noexcept nogil
 
 
 cdef inline void _extreme_group(const index_t* ptr, const index_t* pos, bint use_pos,
@@ -76,11 +83,12 @@ cdef inline int _group_extreme_at(const index_t* ptr, const index_t* pos, Py_ssi
 
 cdef enum:
     BLOCK = 256   # groups per task of the contiguous kernels
+    AHEAD = 64    # groups between a row and the one whose head _block_extreme prefetches
 
 
 cdef inline int _block_extreme(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
                                const real_t* data, Py_ssize_t nnz, bint is_max,
-                               real_t* out, int64_t* at) noexcept nogil:
+                               real_t* out, int64_t* at, Py_ssize_t n) noexcept nogil:
     """out[b] for the contiguous groups b0:b1 (ptr[b]:ptr[b + 1]; nnz > 0). Most groups of a
     skewed pattern hold one entry: a first, branch-free pass settles every group of at most one
     and lists the longer ones, which a second pass reduces. With `at` (else NULL), at[b] is
@@ -95,6 +103,8 @@ cdef inline int _block_extreme(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
         hi = ptr[b + 1]
         if lo < 0 or hi < lo or hi > nnz:
             return 2
+        if b + AHEAD < n:   # the head of the row AHEAD on, into L1 (see above)
+            SRCAD_PREFETCH_L1(data + ptr[b + AHEAD])
         v = data[lo if lo < nnz else 0]
         out[b] = v if hi > lo else empty
         longer[k] = b
@@ -257,9 +267,9 @@ def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
     if not use_pos:
         for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
             if is_max:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap)
+                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap, n)
             else:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap)
+                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap, n)
             if e:
                 errp[0] = e
         return err
@@ -306,7 +316,7 @@ def group_extreme_vjp(const index_t[::1] ptr, const index_t[::1] pos, bint use_p
 cdef inline int _block_extreme_vjp_at(const index_t* ptr, Py_ssize_t b0, Py_ssize_t b1,
                                       const real_t* data, Py_ssize_t nnz, const real_t* vals,
                                       const int64_t* at, const real_t* g,
-                                      real_t* gdata) noexcept nogil:
+                                      real_t* gdata, Py_ssize_t n) noexcept nogil:
     """_block_extreme_vjp given the positions at[b] of _block_extreme (read for the groups of
     two or more entries only): the block's entries are zeroed in one sweep and g[b] (g[b] / 1:
     the same bits) goes to position at[b]; a group with no position (ties, a NaN) is settled as
@@ -323,6 +333,8 @@ cdef inline int _block_extreme_vjp_at(const index_t* ptr, Py_ssize_t b0, Py_ssiz
     for b in range(b0, b1):
         lo = ptr[b]
         hi = ptr[b + 1]
+        if b + AHEAD < n:   # as in _block_extreme
+            SRCAD_PREFETCH_L1(data + ptr[b + AHEAD])
         # a group of one entry needs no position: g[b] where it equals vals[b], 0 where not (NaN)
         p = lo if hi - lo == 1 else (at[b] if hi - lo > 1 else -1)
         share = g[b] if hi - lo > 1 or data[lo if lo < nnz else 0] == vals[b] else 0
@@ -354,7 +366,7 @@ def group_extreme_vjp_at(const index_t[::1] ptr, const real_t[::1] data,
     if nnz == 0:
         return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
     for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
-        e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out)
+        e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out, n)
         if e:
             errp[0] = e
     return err

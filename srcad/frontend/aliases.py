@@ -447,6 +447,11 @@ class _Aliases:
                 if m in self.loaded:        # rebind m after the write (guarded after `op=`)
                     fixes[m] = op is not None
                 continue
+            view = self.exact_view(S, name, m, op)
+            if view is not None:        # a slice of an array: write it back, or take it again
+                if m in self.loaded:
+                    fixes[m] = view
+                continue
             fixes.pop(m, None)      # in a loop, a later pass over the write may find m only may-alias
             if m not in S.stale:
                 S.stale[m] = self.stale(S, st, name, m, construct, target, op, value)
@@ -488,6 +493,49 @@ class _Aliases:
             return True
         (b, k), = a if len(a) == 1 else ((None, None),)
         return b is not None and (b[0] == "param" or b[0] == "site" and b[2] == 0)
+
+    def exact_view(self, S, n, m, op=None):
+        """After a write through n, the statement that makes m's value right again, when one
+        name is surely a slice `base[index]` of the other's one current array: ("store", view)
+        writes n back into m (`y[1:] = v` after `v *= 2`), ("load", view) takes the slice m
+        again (`v = y[1:]` after `y[1] = 0`). The index must mean the same at the write as where
+        the slice was taken: constants, and names bound once outside any loop. `row = M[0]` is a
+        view only if M has two dimensions: a subscript write `row[1] = ...` says it is (row is
+        then an array), `row += ...` and a write into M do not. None otherwise."""
+        if n is None:
+            return None
+        for how, view, whole in (("store", n, m), ("load", m, n)):
+            o = S.origin.get(view)
+            if o is None or o.kind != VIEW or o.base != whole or not (o.sure or how == "store" and op is None):
+                continue
+            try:
+                expr = ast.parse(o.text, mode="eval").body
+            except SyntaxError:
+                return None
+            obj = S.pts.get(whole, frozenset())
+            if not (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name)
+                    and expr.value.id == whole and len(obj) == 1 and next(iter(obj))[1] == WHOLE
+                    and S.pts.get(view) == frozenset({(next(iter(obj))[0], VIEW)})
+                    and all(self.bound_once(x.id) for x in _names_loaded(expr.slice))):
+                return None
+            b = next(iter(obj))[0]
+            if not (b[0] == "param" or b[0] == "site" and b[2] == 0):
+                return None
+            return how, o.text
+        return None
+
+    def bound_once(self, name):
+        """Is `name` a parameter never rebound, or a local bound once outside any loop?"""
+        if not hasattr(self, "_binds"):
+            self._binds, self._in_loops = {}, set()
+            for node in ast.walk(self.fn):
+                if isinstance(node, (ast.For, ast.While, ast.comprehension)):
+                    self._in_loops |= {t.id for t in ast.walk(node) if isinstance(t, ast.Name)
+                                       and isinstance(t.ctx, ast.Store)}
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    self._binds[node.id] = self._binds.get(node.id, 0) + 1
+        n = self._binds.get(name, 0)
+        return name not in self._in_loops and (n == 0 and name in self.params or n == 1 and name not in self.params)
 
     def stale(self, S, st, n, m, construct, target, op, value):
         """How the write through n reaches m, and what to write instead."""
@@ -609,9 +657,12 @@ class _Aliases:
             self.write(S, t, refs, None, op=op, value=_text(st.value))
             # a number is rebound, an array updated in place: either may hold afterwards; the
             # names rebound after the write (if it was in place) are the same object as t
-            S.pts[t.id] = S.pts.get(t.id, frozenset()) | S.alloc((id(st), None))
-            for m in self.after.get(id(st), {}):
-                S.pts[m] = S.pts[t.id]
+            o = S.origin.get(t.id)
+            if o is None or o.kind != VIEW or not o.sure:      # a slice of an array stays itself
+                S.pts[t.id] = S.pts.get(t.id, frozenset()) | S.alloc((id(st), None))
+            for m, how in self.after.get(id(st), {}).items():
+                if not isinstance(how, tuple):      # rebound to t (a slice taken again keeps its own)
+                    S.pts[m] = S.pts[t.id]
         else:
             self.assign_to(t, frozenset(), S)
         return S
@@ -799,6 +850,18 @@ def summary_of(func: types.FunctionType) -> Summary:
 
 # ---- the pass -------------------------------------------------------------------------------
 def _rebind(name, source, guarded, st, rt_name):
+    if isinstance(guarded, tuple):      # a slice: `y[1:] = v` written back, or `v = y[1:]` taken again
+        how, view = guarded
+        slice_ = ast.parse(view, mode="eval").body
+        base = slice_.value.id
+        if how == "store":
+            slice_.ctx = ast.Store()
+            node = ast.Assign([slice_], ast.Name(source, ast.Load()))
+        else:
+            node = ast.Assign([ast.Name(name, ast.Store())], slice_)
+        test = ast.Call(ast.Attribute(ast.Name(rt_name, ast.Load()), "slices_are_views", ast.Load()),
+                        [ast.Name(base, ast.Load())], [])
+        return _loc(ast.If(test, [node], []), st)
     node = ast.Assign([ast.Name(name, ast.Store())], ast.Name(source, ast.Load()))
     if guarded:     # `z += x` updated z's array in place, or rebound a number: ask at run time
         test = ast.Call(ast.Attribute(ast.Name(rt_name, ast.Load()), "updates_in_place", ast.Load()),

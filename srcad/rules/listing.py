@@ -20,7 +20,8 @@ _OPERATORS = {
 }
 # where a user reaches a function from: the first module that exposes it under its name wins
 _MODULES = ("numpy", "numpy.linalg", "numpy.random", "numpy.fft", "scipy.special", "scipy.linalg", "scipy.stats",
-            "scipy.sparse", "math", "builtins", "srcad", "srcad.sparse")
+            "scipy.sparse", "math", "builtins", "srcad", "srcad.sparse",
+            "srcad.runtime")    # the helpers generated code calls as rt.<name>, wherever they live
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,6 @@ defrule(rt.prod_vjp, "g, x, axis=None, keepdims=False", None,
 defrule(rt.var_vjp, "g, x, axis=None, ddof=0, keepdims=False", None,
         ("rt.var_vjp(g_dot, x, axis, ddof, keepdims)", "rt.var_vjp(g, x_dot, axis, ddof, keepdims)"),
         discrete="axis ddof keepdims")
-defrule(rt.norm_vjp, "g, x, out, ord=None, axis=None, keepdims=False", None,
-        ("rt.norm_vjp(g_dot, x, out, ord, axis, keepdims)", "rt.norm_vjp(g, x_dot, out, ord, axis, keepdims)",
-         "rt.norm_vjp(-g * out_dot / out, x, out, ord, axis, keepdims)"), discrete="axis keepdims")
 # tangents of reductions (forward mode over tangent code); `d` is the tangent the helper carries
 defrule(rt.prod_jvp, "d, x, axis=None, keepdims=False", None,
         ("rt.prod_jvp(d_dot, x, axis, keepdims)",
@@ -57,9 +54,6 @@ defrule(rt.prod_jvp, "d, x, axis=None, keepdims=False", None,
 defrule(rt.var_jvp, "d, x, axis=None, ddof=0, keepdims=False", None,
         ("rt.var_jvp(d_dot, x, axis, ddof, keepdims)", "rt.var_jvp(d, x_dot, axis, ddof, keepdims)"),
         discrete="axis ddof keepdims")
-defrule(rt.norm_jvp, "d, x, out, ord=None, axis=None, keepdims=False", None,
-        ("rt.norm_jvp(d_dot, x, out, ord, axis, keepdims)", "rt.norm_jvp(d, x_dot, out, ord, axis, keepdims)",
-         "-rt.norm_jvp(d, x, out, ord, axis, keepdims) * out_dot / out"), discrete="axis keepdims")
 defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"), discrete="axis")
 defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"), discrete="n axis")
 

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from .. import sparse as srcad_sparse
 from ..runtime import sparse_ops  # the templates reach it as rt.sparse_ops
 from ..runtime import sparse_struct  # and this one as rt.sparse_struct
+from ..runtime import take, take_vjp
 from .registry import defnondiff, defrule
 
 # ---- products ---------------------------------------------------------------------------------
@@ -89,8 +90,8 @@ for _op in ("sum", "max", "min"):
             f"rt.sparse_ops.segment_jvp(data_dot, data, segment_ids, ans, '{_op}')")
 
 # ---- row gathers ----------------------------------------------------------------------------------
-defrule(np.take, "x, indices, axis=None", "rt.sparse_ops.take_vjp(g, x, indices, axis)",
-        "np.take(x_dot, indices, axis=axis)", primal="rt.sparse_ops.take(x, indices, axis)", discrete="indices axis")
+defrule(np.take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)",
+        "np.take(x_dot, indices, axis=axis)", primal="rt.take(x, indices, axis)", discrete="indices axis")
 
 # ---- rules of the sparse runtime helpers -----------------------------------------------------------
 # Generated adjoint code calls these helpers; their rules let forward mode run over that code (a
@@ -124,9 +125,9 @@ defrule(sparse_ops.segment_vjp, "g, data, segment_ids, out, op", None,
         (_so + "segment_vjp(g_dot, data, segment_ids, out, op)", "0", None, "0"))
 defrule(sparse_ops.segment_jvp, "data_dot, data, segment_ids, out, op", None,
         (_so + "segment_jvp(data_dot_dot, data, segment_ids, out, op)", "0", None, "0"))
-defrule(sparse_ops.take, "x, indices, axis=None", _so + "take_vjp(g, x, indices, axis)",
-        _so + "take(x_dot, indices, axis)", discrete="indices axis")
-defrule(sparse_ops.take_vjp, "g, x, indices, axis=None", None, (_so + "take_vjp(g_dot, x, indices, axis)", "0"),
+defrule(take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)", "rt.take(x_dot, indices, axis)",
+        discrete="indices axis")
+defrule(take_vjp, "g, x, indices, axis=None", None, ("rt.take_vjp(g_dot, x, indices, axis)", "0"),
         discrete="indices axis")
 # the helpers behind rt.matmul / rt.add / rt.finalize / rt.sum_vjp (not called by generated code
 # directly today; the same rules as those of their dispatchers)

@@ -4,7 +4,9 @@ carries, and each has a rule of its own (srcad/rules/runtime_rules.py) for secon
 """
 import numpy as np
 
-from . import _float_dtype, _is_seq, _is_zero, as_cotangent, tangent_list, unbroadcast, zeros_like
+from .accumulate import tangent_list, zeros_like
+from .broadcasting import as_cotangent, unbroadcast
+from .values import _float_dtype, _is_seq, _is_zero
 
 
 # ---- sum(xs, start) ------------------------------------------------------------------------

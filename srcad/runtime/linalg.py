@@ -10,14 +10,14 @@ through them too.
 import numpy as np
 import scipy.linalg
 
-from . import _is_zero
+from ..errors import MissingRuleError
+from .values import _is_zero
 
 solve_triangular = scipy.linalg.solve_triangular
 expm = scipy.linalg.expm
 
 
 def _missing(what):
-    from ..errors import MissingRuleError
     return MissingRuleError(what)
 
 

@@ -2,16 +2,7 @@
 a key, so what it replaced is either the old value or MISSING, and undoing it removes the key."""
 import numpy as np
 
-
-class _Missing:
-    """What a dict held at a key it did not have (a tape entry, never a value users see)."""
-    __slots__ = ()
-
-    def __repr__(self):
-        return "rt.MISSING"
-
-
-MISSING = _Missing()
+from .values import MISSING
 
 
 def saved_item(d, key):

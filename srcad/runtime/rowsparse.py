@@ -1,6 +1,9 @@
 """RowSparse: the gradient of a row gather `E[idx]`, kept as (indices, values) until densified."""
 import numpy as np
 
+from .. import _kernels
+from .values import _is_zero
+
 
 class RowSparse:
     """A (shape)-array that is zero except for rows `indices`, which hold `values`.
@@ -37,7 +40,6 @@ class RowSparse:
     @property
     def values(self):
         if self.factors is not None:
-            from .. import _kernels
             coef, vec = self.factors
             self._values, self.factors = _kernels.outer(coef, vec), None
         return self._values
@@ -58,7 +60,6 @@ class RowSparse:
 
     def todense(self):
         """The dense array, repeated rows summed (deterministically, in the compiled kernel)."""
-        from .. import _kernels
         return _kernels.scatter_add_rows(self.values, self.indices, self.shape[0])
 
     def __array__(self, dtype=None, copy=None):
@@ -70,8 +71,9 @@ class RowSparse:
         return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __add__(self, other):
-        from . import add
-        return add(self, other)
+        if _is_zero(other):
+            return self
+        return add_rowsparse(self, other)
 
     __radd__ = __add__
 
@@ -90,3 +92,13 @@ class RowSparse:
 
     def __repr__(self):
         return f"RowSparse(shape={self.shape}, rows={len(self.indices)}, dtype={self.dtype})"
+
+
+def add_rowsparse(a, b):
+    """a + b where one of them is a RowSparse and the other a RowSparse or a dense array: two
+    RowSparse keep their rows side by side; a dense one receives the rows (in a copy)."""
+    if isinstance(a, RowSparse) and isinstance(b, RowSparse):
+        return RowSparse(np.concatenate([a.indices, b.indices]), np.concatenate([a.values, b.values]), a.shape)
+    rs, dense = (a, b) if isinstance(a, RowSparse) else (b, a)
+    acc = np.array(dense, dtype=np.result_type(dense, rs.values), copy=True)
+    return _kernels.scatter_add_rows_into(acc, rs.indices, rs.values)

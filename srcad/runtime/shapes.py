@@ -6,11 +6,12 @@ tangent of that first argument (srcad/rules/runtime_rules.py), and Hessians go t
 """
 import numpy as np
 
-from . import _is_zero, unbroadcast
+from ..errors import MissingRuleError
+from .broadcasting import unbroadcast
+from .values import _is_zero
 
 
 def _missing(what):
-    from ..errors import MissingRuleError
     return MissingRuleError(what)
 
 

@@ -35,14 +35,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels as K
+from ..batching import Batched
 from ..errors import InputError
 from ..inputs import sparse_format_error
+from .rowsparse import RowSparse
 
 __all__ = [
     "sparse_matmul", "sparse_rmatmul", "matmul_vjp_values", "sparse_add", "sparse_finalize",
     "sparse_sum_vjp", "sum_jvp", "multiply", "multiply_vjp_x", "multiply_vjp_y", "data_vjp",
     "data_jvp", "construct_vjp", "construct_jvp", "reduce", "reduce_vjp", "reduce_jvp",
-    "segment", "segment_vjp", "segment_jvp", "take", "take_vjp", "accumulate", "clear_cache",
+    "segment", "segment_vjp", "segment_jvp", "accumulate", "clear_cache",
 ]
 
 
@@ -298,10 +300,10 @@ def unmerged(vals, A, sort=False):
     return vals if d is None or not (sort or d[2]) else np.asarray(vals)[d[0]]
 
 
-def _group_apply(groups, data, X):
+def _group_apply(groups, data, X, plan=None):
     """Y[b] = sum over group b of data[pos] * X[idx]: one owner per output row, no atomics."""
     if groups.pos is None:
-        return K.csr_matmul(groups.ptr, groups.idx, data, X, groups.n)
+        return K.csr_matmul(groups.ptr, groups.idx, data, X, groups.n, plan)
     return K.csr_matmul_t(groups.ptr, groups.idx, groups.pos, data, X, groups.n)
 
 
@@ -445,7 +447,6 @@ def _batch_of(X):
     (B,) + X.shape), else None."""
     if type(X).__name__ != "Batched":
         return None
-    from ..batching import Batched
     return Batched if isinstance(X, Batched) else None
 
 
@@ -479,7 +480,20 @@ def sparse_matmul(A, X):
         out = A @ X
         return out if sp.issparse(out) else np.asarray(out)
     _check_shapes(A, X, A.shape[1])
-    return _group_apply(row_groups(A), A.data, X)
+    groups = row_groups(A)
+    return _group_apply(groups, A.data, X, _panel_plan(A, groups, X))
+
+
+def _panel_plan(A, groups, X):
+    """The cached column-panel plan of A's row grouping for a product with X (a 2-D X large
+    enough to leave the caches), or None."""
+    if X.ndim != 2 or groups.pos is not None or not _canonical(A):
+        return None
+    row_bytes = X.shape[1] * (8 if np.result_type(A.dtype, X.dtype, np.float32).itemsize > 4 else 4)
+    if X.shape[0] * row_bytes < K.PANEL_MIN_X:
+        return None
+    return _cached("panels", (groups.ptr, groups.idx), (X.shape[0], row_bytes),
+                   lambda: K.csr_panel_plan(groups.ptr, groups.idx, X.shape[0], row_bytes))
 
 
 def sparse_rmatmul(A, G):
@@ -511,7 +525,7 @@ def matmul_vjp_values(g, A, X):
         X = X.reshape(X.shape[0], -1)
     f = A.format
     if f == "csr":
-        vals = K.sddmm(A.indptr, A.indices, g, X)
+        vals = K.sddmm(A.indptr, A.indices, g, X, _panel_plan(A, row_groups(A), X))
     elif f == "csc":
         vals = K.sddmm(A.indptr, A.indices, X, g)
     else:
@@ -872,42 +886,10 @@ def segment_jvp(data_dot, data, segment_ids, ans, op):
     return K.segment_reduce(data_dot, segment_ids, len(ans), "sum")[0]
 
 
-# ---- row gathers ---------------------------------------------------------------------------------
-def take(x, indices, axis=None):
-    """np.take(x, indices, axis); a row gather (axis=0) of a dense array through the parallel kernel."""
-    if (axis == 0 and isinstance(x, np.ndarray) and x.ndim >= 1 and isinstance(indices, np.ndarray)
-            and indices.dtype.kind in "iu" and not x.dtype.hasobject):
-        return K.gather_rows(x, indices)
-    return np.take(x, indices, axis=axis)
-
-
-def take_vjp(g, x, indices, axis=None):
-    """Cotangent of x from that of np.take(x, indices, axis): a row gather gives a RowSparse."""
-    if _is_zero(g):
-        return g
-    from . import index_vjp
-    if axis is None:
-        return np.reshape(index_vjp(np.ravel(g), np.ravel(x), np.ravel(indices)), np.shape(x))
-    if axis % np.ndim(x) == 0:
-        idx = np.asarray(indices)
-        if idx.ndim == 1:
-            return index_vjp(g, x, idx)
-        g = np.asarray(g).reshape((-1,) + np.shape(x)[1:])
-        return index_vjp(g, x, idx.reshape(-1))
-    moved = np.moveaxis(np.asarray(g), axis, 0) if np.ndim(indices) == 1 else None
-    if moved is None:
-        from .shapes import take_vjp as dense_take_vjp
-        return dense_take_vjp(g, x, indices, axis)
-    out = np.zeros(np.shape(x), np.result_type(_float_dtype(np.result_type(x)), moved.dtype))
-    np.add.at(np.moveaxis(out, axis, 0), np.asarray(indices), moved)
-    return out
-
-
 # ---- in-place accumulation -------------------------------------------------------------------------
 def accumulate(acc, g):
     """acc += g in place (dense, RowSparse, scipy sparse with acc's pattern, or a tuple/list of
     these); returns acc. Deterministic: the same bits for any thread count."""
-    from .rowsparse import RowSparse
     if _is_zero(g):
         return acc
     if isinstance(acc, (tuple, list)):

@@ -15,11 +15,11 @@ derivatives in C (corr_jvp, corr_vjp and their tangents).
 """
 import numpy as np
 
-from . import _float_dtype, _is_zero
+from ..errors import MissingRuleError
+from .values import _float_dtype, _is_zero
 
 
 def _missing(what, fix):
-    from ..errors import MissingRuleError
     return MissingRuleError(what, fix=fix)
 
 

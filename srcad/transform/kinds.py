@@ -64,6 +64,7 @@ def signature(args, kwargs=None):
 # ---- kinds ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Kind:
+    """What is sure about one value; a field that is None is not sure (see the module docstring)."""
     cat: Optional[str] = None       # "py" number, "np" scalar (or 0-d), "array", "sparse", "list", "tuple", "dict"
     dtype: Optional[str] = None     # NumPy dtype character ('d' float64, 'f' float32, 'l' int, '?' bool)
     ndim: Optional[int] = None
@@ -430,8 +431,8 @@ class Kinds:
     def _is_builtin_range(self, node):
         try:
             found, obj = self.an._resolve(node)
-        except Exception:       # noqa: BLE001 (a name the analysis cannot resolve: not range)
-            return False
+        except (AttributeError, TypeError, ValueError, LookupError, RuntimeError):
+            return False        # an attribute of a user object that raises when read: not range
         return found and obj is builtins.range
 
     # -- one assignment ------------------------------------------------------------------------

@@ -39,7 +39,7 @@ class Reverse:
     """The reverse-mode pass: a normalized function -> its adjoint (see the module docstring).
 
     Input: a normalized function, its Analysis, the Namer of its normalization, the names
-    differentiated and the cotangent seed's name.
+    differentiated, the cotangent seed's name, and the Kinds of its values (None: none known).
     Output (`run`): a FunctionDef `<f>_vjp(params..., seed)` that runs the primal sweep, taping
     what later statements overwrite, then the adjoint sweep, and returns the cotangents of wrt.
     Invariants: only active and useful names get cotangents (`<name>_bar`); each adjoint reads

@@ -1,0 +1,92 @@
+"""Cotangents brought back to their operand's shape and kind (the adjoints of broadcasting,
+reshaping and conversions), and tangents brought to their primal's shape."""
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .accumulate import tangent_list
+from .sparse_ops import check_covers
+from .values import _DENSE, _float_dtype, _is_map, _is_seq, _is_zero, _plain
+
+
+def unbroadcast(g, x):
+    """Sum the cotangent g down to the shape of x (undoes NumPy broadcasting)."""
+    tg = type(g)
+    if tg is np.ndarray:
+        if type(x) is np.ndarray and g.shape == x.shape:
+            return g
+    elif tg is float or tg is np.float64:
+        tx = type(x)
+        if tx is float or tx is np.float64 or tx is np.ndarray and x.ndim == 0:
+            return g
+    if _is_zero(g):
+        return g
+    if not (isinstance(g, _DENSE) and isinstance(x, _DENSE)) and (
+            _is_seq(x) or _is_map(x) or sp.issparse(x) or sp.issparse(g)):
+        if sp.issparse(x) and sp.issparse(g):      # A + B, A * B: scipy may have dropped entries
+            check_covers(g, x)
+        if not (sp.issparse(g) and isinstance(x, _DENSE)):
+            return g
+        g = np.asarray(g.sum()) if np.ndim(x) == 0 else g.toarray()   # s in A * s: a dense x's cotangent
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    g = np.asarray(g) if _plain(g) else g
+    while g.ndim > len(shape):
+        g = g.sum(axis=0)
+    lead = len(shape) - g.ndim          # > 0 only for a cotangent smaller than x (below)
+    for axis, n in enumerate(shape[lead:]):
+        if n == 1 and g.shape[axis] != 1:
+            g = g.sum(axis=axis, keepdims=True)
+    if g.shape != shape:
+        # smaller than x: a scalar cotangent (the symbolic zero, or a scalar seed) stands for
+        # itself broadcast over the result, and scaling it by an operand kept only that
+        # operand's shape; the rest of x's shape is the broadcast
+        g = np.broadcast_to(g, shape)
+    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+        return float(g)
+    return g
+
+
+
+def broadcast_like(v, ans):
+    """A tangent brought to the shape of its primal (the forward twin of unbroadcast)."""
+    if _is_zero(v) or np.shape(v) == np.shape(ans):
+        return v
+    return np.broadcast_to(v, np.shape(ans))
+
+
+
+def reshape_like(g, x):
+    """g reshaped to x's shape (the adjoint of every reshape, squeeze and expand_dims)."""
+    return g if _is_zero(g) else np.reshape(g, np.shape(x))
+
+
+
+def as_cotangent(g, x):
+    """The cotangent of `x` from that of np.asarray(x) / float(x) / x.astype(...)."""
+    if _is_zero(g):
+        return g
+    if _is_seq(x):
+        return [as_cotangent(gi, xi) for gi, xi in zip(g, x)]
+    if _is_map(x):
+        return {k: as_cotangent(g.get(k, 0.0), v) for k, v in x.items()}
+    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+        return float(np.sum(g))
+    return np.asarray(g, dtype=_float_dtype(x)) if np.ndim(g) else g
+
+
+
+def as_tangent(x_dot, ans):
+    """The tangent of np.asarray(x) from x's tangent (a list of tangents becomes an array)."""
+    if _is_zero(x_dot):
+        return x_dot
+    if _is_seq(x_dot):
+        parts = tangent_list(x_dot, list(np.asarray(ans)))
+        return np.asarray(parts, dtype=object if any(np.asarray(p).dtype == object for p in parts)
+                          else _float_dtype(ans))
+    if np.asarray(x_dot).dtype == object:
+        return np.asarray(x_dot)
+    return np.asarray(x_dot, dtype=_float_dtype(ans)) if np.ndim(ans) else x_dot

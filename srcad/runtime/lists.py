@@ -1,0 +1,89 @@
+"""Containers: items of a list's derivative, appends undone, and the adjoints of the functions
+that join or split arrays (concatenate, stack, vstack/hstack, transpose)."""
+import numpy as np
+
+from .broadcasting import as_cotangent, unbroadcast
+from .values import _is_map, _is_zero
+
+
+def item(g, k):
+    """Entry k of a container's derivative (zero stays zero)."""
+    if _is_map(g):          # a dict's cotangent holds only the keys something reached
+        return g.get(k, 0.0)
+    return g if _is_zero(g) else g[k]
+
+
+
+def item_tangent(v_dot, k, n):
+    """The tangent of a container of n items whose item k has tangent v_dot (the others: zero)."""
+    if _is_zero(v_dot):
+        return v_dot
+    out = [0.0] * n
+    out[k] = v_dot
+    return out
+
+
+
+def last(xs_bar):
+    """The cotangent of the last item appended to a list."""
+    return xs_bar if _is_zero(xs_bar) else xs_bar[-1]
+
+
+
+def drop_last(xs_bar):
+    """A list's cotangent without its last item (undoing an append)."""
+    return xs_bar if _is_zero(xs_bar) else list(xs_bar[:-1])
+
+
+
+def appended(xs_dot, xs, v_dot):
+    """The tangent of a list after xs.append(v) (a new list)."""
+    base = [0.0] * (len(xs) - 1) if _is_zero(xs_dot) else list(xs_dot)
+    return base + [v_dot]
+
+
+
+def sum_list_vjp(g, xs):
+    """Cotangents of the items of builtins.sum(xs)."""
+    if _is_zero(g):
+        return g
+    return [unbroadcast(g, x) for x in xs]
+
+
+
+def unstack(g, axis, arrays):
+    """Cotangents of the pieces of np.stack(arrays, axis) (or of np.array(list))."""
+    if _is_zero(g):
+        return g
+    return [as_cotangent(np.take(g, k, axis=axis), a) for k, a in enumerate(arrays)]
+
+
+
+def concatenate_vjp(g, arrays, axis=0):
+    """Cotangents of the pieces of np.concatenate(arrays, axis)."""
+    if _is_zero(g):
+        return g
+    ends = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
+    return np.split(g, ends, axis=axis)
+
+
+
+def joined_vjp(g, tup, how):
+    """Cotangents of the pieces of np.vstack(tup) (how='v') or np.hstack(tup) (how='h')."""
+    if _is_zero(g):
+        return g
+    if how == "v":
+        axis, sizes = 0, [np.atleast_2d(t).shape[0] for t in tup]
+    else:
+        axis = 0 if np.ndim(tup[0]) <= 1 else 1
+        sizes = [np.shape(np.atleast_1d(t))[axis] for t in tup]
+    parts = np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    return [as_cotangent(np.reshape(p, np.shape(t)), t) for p, t in zip(parts, tup)]
+
+
+
+def transpose_vjp(g, axes=None):
+    """Cotangent of x from that of np.transpose(x, axes)."""
+    if _is_zero(g):
+        return g
+    return np.transpose(g) if axes is None else np.transpose(g, np.argsort(axes))

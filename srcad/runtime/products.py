@@ -1,0 +1,169 @@
+"""Products: matmul (a scipy sparse operand through srcad's kernels), outer, solve and einsum,
+with their adjoints."""
+import numpy as np
+import scipy.sparse as sp
+
+from .. import _kernels
+from ..errors import MissingRuleError
+from .accumulate import add
+from .broadcasting import unbroadcast
+from .sparse_ops import matmul_vjp_values, sparse_matmul, sparse_rmatmul
+from .sparse_struct import spgemm_vjp_y
+from .values import _KERNEL_FLOATS, _float_dtype, _is_zero, _plain
+
+
+def matmul(x, y):
+    """x @ y, through srcad's compiled kernel when x is a scipy sparse matrix."""
+    if sp.issparse(x):
+        return sparse_matmul(x, y)
+    if sp.issparse(y) and _plain(x):          # x @ A = (A.T @ x.T).T, through the transposed kernel
+        return sparse_rmatmul(y, x) if np.ndim(x) == 1 else sparse_rmatmul(y, np.swapaxes(x, -1, -2)).T
+    return x @ y
+
+
+
+def matmul_vjp_x(g, x, y):
+    """Cotangent of x in x @ y (1-D and 2-D operands, either side sparse)."""
+    if _is_zero(g):
+        return g
+    if sp.issparse(x):
+        return matmul_vjp_values(g, x, y)
+    if sp.issparse(y) and _plain(g):          # x @ A: g @ A.T = (A @ g.T).T
+        return sparse_matmul(y, g) if np.ndim(g) == 1 else sparse_matmul(y, np.swapaxes(g, -1, -2)).T
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * y, x)
+    if np.ndim(y) == 1:
+        return outer(g, y) if np.ndim(x) >= 2 else g * y
+    if np.ndim(x) == 1:
+        return y @ g
+    return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
+
+
+
+def matmul_vjp_y(g, x, y):
+    """Cotangent of y in x @ y."""
+    if _is_zero(g):
+        return g
+    if sp.issparse(x):
+        if sp.issparse(y):
+            return spgemm_vjp_y(g, x, y)
+        return sparse_rmatmul(x, g)
+    if sp.issparse(y) and _plain(g) and _plain(x):   # x @ A: A's cotangent at (i, j) is x[:, i] . g[:, j]
+        if np.ndim(x) == 1:
+            return matmul_vjp_values(np.asarray(x), y, np.asarray(g))
+        return matmul_vjp_values(np.swapaxes(x, -1, -2), y, np.swapaxes(g, -1, -2))
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(g * x, y)
+    if np.ndim(x) == 1:
+        return g * x if np.ndim(y) == 1 else outer(x, g)
+    xt = np.swapaxes(x, -1, -2)
+    if np.ndim(y) == 1:
+        return xt @ g
+    return unbroadcast(xt @ g, y)
+
+
+
+def outer(a, b):
+    """np.multiply.outer(a, b); two large 1-D float arrays of one dtype through the parallel kernel."""
+    if (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 1 and b.ndim == 1
+            and a.dtype == b.dtype and a.dtype in _KERNEL_FLOATS and a.size * b.size >= 65536):
+        return _kernels.outer(a, b)
+    return np.multiply.outer(a, b)
+
+
+
+def outer_vjp(g, x, y):
+    """Cotangent of x in np.outer(x, y)."""
+    return g if _is_zero(g) else np.reshape(g @ np.ravel(y), np.shape(x))
+
+
+
+def solve_vjp_b(g, a):
+    """Cotangent of b in x = np.linalg.solve(a, b)."""
+    return g if _is_zero(g) else np.linalg.solve(np.swapaxes(a, -1, -2), g)
+
+
+
+def solve_vjp_a(g, a, ans):
+    """Cotangent of a in x = np.linalg.solve(a, b)."""
+    if _is_zero(g):
+        return g
+    b_bar = np.linalg.solve(np.swapaxes(a, -1, -2), g)
+    return -np.multiply.outer(b_bar, ans) if np.ndim(ans) == 1 else -(b_bar @ np.swapaxes(ans, -1, -2))
+
+
+
+def _einsum_parts(subscripts, n):
+    """(input subscripts, output subscript) of an einsum without '...'. A letter may repeat inside
+    an operand (a diagonal: 'ii->i', 'ii->', 'iij,j->i')."""
+    s = subscripts.replace(" ", "")
+    if "..." in s:
+        raise MissingRuleError(f"np.einsum with '...' in its subscripts ({subscripts!r})",
+                               fix="name every axis with a letter instead of '...'")
+    ins, _, out = s.partition("->")
+    ins = ins.split(",")
+    if not _:
+        letters = "".join(ins)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    if len(ins) != n:
+        raise ValueError(f"np.einsum({subscripts!r}, ...) names {len(ins)} operands, and {n} are given")
+    return ins, out
+
+
+
+def einsum_vjp(g, subscripts, operands, k):
+    """Cotangent of operand k of np.einsum(subscripts, *operands). A letter repeated inside operand
+    k reads a diagonal: the cotangent is written on that diagonal, zeros elsewhere."""
+    if _is_zero(g):
+        return g
+    ins, out = _einsum_parts(subscripts, len(operands))
+    others = [(s, a) for j, (s, a) in enumerate(zip(ins, operands)) if j != k]
+    known = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
+    mine = "".join(dict.fromkeys(ins[k]))               # operand k's letters, each once
+    kept = "".join(c for c in mine if c in known)      # letters summed only inside operand k broadcast
+    spec = ",".join([out] + [s for s, _ in others]) + "->" + kept
+    part = np.einsum(spec, g, *[a for _, a in others])
+    xshape = np.shape(operands[k])
+    shape = tuple(xshape[ins[k].index(c)] if c in kept else 1 for c in mine)
+    order = [kept.index(c) for c in mine if c in kept]
+    part = np.transpose(part, order) if order else part
+    part = np.reshape(part, shape)
+    if mine == ins[k]:
+        return unbroadcast(np.broadcast_to(part, xshape), operands[k])
+    full = np.zeros(xshape, np.result_type(part, _float_dtype(operands[k])))
+    np.einsum(ins[k] + "->" + mine, full)[...] = part      # a writeable view of the diagonal
+    return full
+
+
+
+def einsum_jvp(subscripts, operands, k, dot):
+    """Tangent of np.einsum(subscripts, *operands) along operand k's tangent."""
+    return np.einsum(subscripts, *replace_at(operands, k, dot))
+
+
+
+def einsum_vjp_dot(g, subscripts, operands, k, operands_dot):
+    """Tangent of einsum_vjp(g, subscripts, operands, k) along the other operands' tangents."""
+    total = 0.0
+    for m, d in enumerate(operands_dot):
+        if m != k and not _is_zero(d):
+            total = add(total, einsum_vjp(g, subscripts, replace_at(operands, m, d), k))
+    return total
+
+
+
+def einsum_jvp_dot(subscripts, operands, k, dot, operands_dot):
+    """Tangent of einsum_jvp(subscripts, operands, k, dot) along the other operands' tangents."""
+    total = 0.0
+    for m, d in enumerate(operands_dot):
+        if m != k and not _is_zero(d):
+            total = add(total, np.einsum(subscripts, *replace_at(replace_at(operands, k, dot), m, d)))
+    return total
+
+
+
+def replace_at(items, k, value):
+    """A list of the items with item k replaced."""
+    out = list(items)
+    out[k] = value
+    return out

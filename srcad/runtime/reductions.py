@@ -1,0 +1,178 @@
+"""Adjoints and tangents of reductions: sum, max/min (ties share evenly), prod, var, cumsum, diff."""
+import numpy as np
+import scipy.sparse as sp
+
+from .sparse_ops import sparse_sum_vjp
+from .sparse_ops import sum_jvp as sparse_sum_jvp
+from .values import _float_dtype, _is_zero, _plain
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axis = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(a % ndim for a in axis))
+
+
+
+def expand_reduced(v, x, axis, keepdims):
+    """A reduction's result reshaped so that it broadcasts against x."""
+    if keepdims or np.ndim(x) == 0:
+        return v
+    return np.expand_dims(v, _axes(axis, np.ndim(x))) if np.ndim(x) else v
+
+
+
+def count(x, axis):
+    """How many entries of x a reduction over `axis` combines."""
+    shape = np.shape(x)
+    return int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
+
+
+
+_FILL_MAX = 4096
+
+
+
+def sum_vjp(g, x, axis=None, keepdims=False):
+    """Cotangent of x from that of sum(x, axis): g broadcast back over the reduced axes."""
+    if _is_zero(g):
+        return g
+    if axis is None and type(x) is np.ndarray and (type(g) is float or type(g) is np.float64):
+        # the whole array summed: the scalar cotangent everywhere (a small array filled, which is
+        # cheaper than a broadcast view; a large one a view, which holds no memory)
+        if x.size > _FILL_MAX:
+            return np.broadcast_to(np.asarray(g, dtype=_float_dtype(x)), x.shape)
+        out = np.empty(x.shape, _float_dtype(x))
+        out.fill(g)
+        return out
+    if sp.issparse(x):
+        return sparse_sum_vjp(g, x, axis)
+    if _plain(g):      # the cotangent takes x's float dtype (a float32 loss stays float32)
+        g = np.asarray(g, dtype=_float_dtype(x))
+    return np.broadcast_to(expand_reduced(g, x, axis, keepdims), np.shape(x))
+
+
+
+def sum_jvp(x_dot, axis=None, keepdims=False):
+    """Tangent of sum(x, axis) (a sparse tangent is summed over its stored values)."""
+    if sp.issparse(x_dot):
+        return sparse_sum_jvp(x_dot, axis, keepdims)
+    return np.sum(x_dot, axis=axis, keepdims=keepdims)
+
+
+
+def _tie_weights(x, ans, axis, keepdims):
+    hit = np.equal(x, expand_reduced(ans, x, axis, keepdims))
+    return hit / np.sum(hit, axis=_axes(axis, np.ndim(x)), keepdims=True)
+
+
+
+def extreme_vjp(g, x, ans, axis=None, keepdims=False):
+    """Cotangent of x from that of max(x)/min(x): shared evenly among tied extremes."""
+    if _is_zero(g):
+        return g
+    return expand_reduced(g, x, axis, keepdims) * _tie_weights(x, ans, axis, keepdims)
+
+
+
+def extreme_jvp(x_dot, x, ans, axis=None, keepdims=False):
+    """Tangent of max(x)/min(x): the mean of the tangents of the tied extremes."""
+    if _is_zero(x_dot):
+        return x_dot
+    return np.sum(x_dot * _tie_weights(x, ans, axis, keepdims), axis=_axes(axis, np.ndim(x)),
+                  keepdims=keepdims)
+
+
+
+def _prod_others(x, axis):
+    """For each entry, the product of the other entries of its reduction group (zeros allowed)."""
+    x = np.asarray(x, dtype=_float_dtype(x))
+    axes = _axes(axis, x.ndim)
+    rest = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, rest + list(axes))
+    flat = moved.reshape(moved.shape[:len(rest)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), flat.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (left * right).reshape(moved.shape)
+    return np.transpose(others, np.argsort(rest + list(axes)))
+
+
+
+def prod_others_jvp(x_dot, x, axis=None):
+    """Tangent of _prod_others(x, axis) along x_dot (what a Hessian of prod needs): for each
+    entry i, the sum over the other entries j of its group of x_dot[j] times the product of the
+    entries other than i and j (zeros allowed: no division)."""
+    if _is_zero(x_dot):
+        return x_dot
+    x = np.asarray(x, dtype=_float_dtype(x))
+    d = np.broadcast_to(np.asarray(x_dot, dtype=np.result_type(x, x_dot)), x.shape)
+    axes = _axes(axis, x.ndim)
+    rest = [a for a in range(x.ndim) if a not in axes]
+    order = rest + list(axes)
+    moved_x, moved_d = np.transpose(x, order), np.transpose(d, order)
+    flat_x = moved_x.reshape(moved_x.shape[:len(rest)] + (-1,))
+    flat_d = moved_d.reshape(flat_x.shape)
+    out = np.zeros(flat_x.shape, dtype=np.result_type(flat_x, flat_d))
+    for i in range(flat_x.shape[-1]):
+        xi, di = flat_x.copy(), flat_d.copy()
+        xi[..., i], di[..., i] = 1.0, 0.0        # entry i left out of both
+        out[..., i] = np.sum(di * _prod_others(xi, -1), axis=-1)
+    return np.transpose(out.reshape(moved_x.shape), np.argsort(order))
+
+
+
+def prod_vjp(g, x, axis=None, keepdims=False):
+    """Cotangent of x from that of prod(x, axis)."""
+    if _is_zero(g):
+        return g
+    return expand_reduced(g, x, axis, keepdims) * _prod_others(x, axis)
+
+
+
+def prod_jvp(x_dot, x, axis=None, keepdims=False):
+    """Tangent of prod(x, axis)."""
+    if _is_zero(x_dot):
+        return x_dot
+    return np.sum(x_dot * _prod_others(x, axis), axis=_axes(axis, np.ndim(x)), keepdims=keepdims)
+
+
+
+def var_vjp(g, x, axis=None, ddof=0, keepdims=False):
+    """Cotangent of x from that of var(x, axis, ddof)."""
+    if _is_zero(g):
+        return g
+    mean = np.mean(x, axis=axis, keepdims=True)
+    return expand_reduced(g, x, axis, keepdims) * 2.0 * (x - mean) / (count(x, axis) - ddof)
+
+
+
+def var_jvp(x_dot, x, axis=None, ddof=0, keepdims=False):
+    """Tangent of var(x, axis, ddof)."""
+    if _is_zero(x_dot):
+        return x_dot
+    mean = np.mean(x, axis=axis, keepdims=True)
+    return np.sum(2.0 * (x - mean) * x_dot, axis=axis, keepdims=keepdims) / (count(x, axis) - ddof)
+
+
+
+def cumsum_vjp(g, x, axis=None):
+    """Cotangent of x from that of cumsum(x, axis): a reversed cumulative sum."""
+    if _is_zero(g):
+        return g
+    if axis is None:
+        return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+
+def diff_vjp(g, x, n=1, axis=-1):
+    """Cotangent of x from that of np.diff(x, n, axis)."""
+    if _is_zero(g):
+        return g
+    for _ in range(n):
+        pad = [(0, 0)] * np.ndim(g)
+        pad[axis] = (1, 1)
+        g = -np.diff(np.pad(g, pad), axis=axis)
+    return g
