@@ -7,7 +7,9 @@ import numpy as np
 
 from test_rules_sweep import A, F, W, Case
 
-NAN_AT = np.array([[True, False, False, False], [False, False, True, False], [False, False, False, False]])
+NAN_AT = np.array([[True, False, False, False],
+                   [False, False, True, False],
+                   [False, False, False, False]])
 
 
 def st_nansum(x, w):
@@ -15,7 +17,8 @@ def st_nansum(x, w):
 
 
 def st_nanmean(x, w):
-    return np.sum(np.nanmean(np.where(NAN_AT, np.nan, x), axis=1, keepdims=True) * w) + np.nanmean(np.where(NAN_AT, np.nan, x) ** 2)
+    y = np.where(NAN_AT, np.nan, x)
+    return np.sum(np.nanmean(y, axis=1, keepdims=True) * w) + np.nanmean(y ** 2)
 
 
 def st_nanmax(x, w):
@@ -24,6 +27,14 @@ def st_nanmax(x, w):
 
 def st_nanmin(x, w):
     return np.sum(np.nanmin(np.where(NAN_AT, np.nan, x), axis=0) * w) + np.nanmin(np.where(NAN_AT, np.nan, x) * w[0])
+
+
+def st_nanvar(x, w):
+    return np.sum(np.nanvar(np.where(NAN_AT, np.nan, x), axis=1) * w) + np.nanvar(np.where(NAN_AT, np.nan, x), ddof=1)
+
+
+def st_nanstd(x, w):
+    return np.sum(np.nanstd(np.where(NAN_AT, np.nan, x) * 2.0, axis=0, keepdims=True) * w)
 
 
 def st_median(x, w):
@@ -79,6 +90,8 @@ CASES = [
     Case("nanmean", st_nanmean, (A((3, 4)), W)),
     Case("nanmax", st_nanmax, (A((3, 4)), W)),
     Case("nanmin", st_nanmin, (A((3, 4)), W)),
+    Case("nanvar", st_nanvar, (A((3, 4)), W)),
+    Case("nanstd", st_nanstd, (A((3, 4)), W)),
     Case("median", st_median, (A((4, 3)), W)),
     Case("median_odd", st_median_odd, (A((3, 5)), W)),
     Case("percentile", st_percentile, (A((3, 4)), W)),

@@ -1,6 +1,6 @@
-"""Derivative rules of NumPy's statistics: NaN-ignoring reductions, order statistics (median,
-percentile, quantile) and covariances (cov, corrcoef), with the rules of their helpers
-(srcad/runtime/stats.py) so that second order goes through them.
+"""Derivative rules of NumPy's statistics: NaN-ignoring reductions (sum, mean, max, min, var,
+std), order statistics (median, percentile, quantile) and covariances (cov, corrcoef), with the
+rules of their helpers (srcad/runtime/stats.py) so that second order goes through them.
 
 Choices:
 - nansum/nanmean/nanmax/nanmin: a NaN entry gets a zero derivative (it does not enter the
@@ -32,6 +32,21 @@ for _fn in (np.nanmax, np.nanmin):      # x == ans is False at a NaN: the tie we
     defrule(_fn, "x, axis=None, out=None, keepdims=False", "rt.extreme_vjp(g, x, ans, axis, keepdims)",
             "rt.extreme_jvp(np.where(np.isnan(x), 0.0, x_dot), x, ans, axis, keepdims)",
             discrete="axis out keepdims")
+
+_NAN_VAR = "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False"
+_MASKED = "np.where(np.isnan(x), np.nan, {0})"     # a tangent with x's NaNs: the helpers skip them
+defrule(np.nanvar, _NAN_VAR, _st + "nan_var_vjp(g, x, axis, ddof, keepdims)",
+        _st + "nan_var_jvp(x_dot, x, axis, ddof, keepdims)", discrete="axis dtype out ddof keepdims")
+defrule(np.nanstd, _NAN_VAR, _st + "nan_var_vjp(g / (2.0 * ans), x, axis, ddof, keepdims)",
+        _st + "nan_var_jvp(x_dot, x, axis, ddof, keepdims) / (2.0 * ans)", discrete="axis dtype out ddof keepdims")
+defrule(stats.nan_var_vjp, "g, x, axis=None, ddof=0, keepdims=False", None,
+        (_st + "nan_var_vjp(g_dot, x, axis, ddof, keepdims)",
+         _st + "nan_var_vjp(g, " + _MASKED.format("x_dot") + ", axis, ddof, keepdims)"),
+        jvp_join=True, discrete="axis ddof keepdims")
+defrule(stats.nan_var_jvp, "d, x, axis=None, ddof=0, keepdims=False", None,     # d: the tangent it carries
+        (_st + "nan_var_jvp(d_dot, x, axis, ddof, keepdims)",
+         _st + "nan_var_jvp(d, " + _MASKED.format("x_dot") + ", axis, ddof, keepdims)"),
+        jvp_join=True, discrete="axis ddof keepdims")
 
 # ---- order statistics --------------------------------------------------------------------------------
 defrule(np.median, "x, axis=None, out=None, overwrite_input=False, keepdims=False",

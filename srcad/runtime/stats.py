@@ -112,6 +112,35 @@ def quantile_jvp(x_dot, x, q, axis=None, keepdims=False, method="linear", scale=
     return out
 
 
+# ---- NaN-ignoring variance --------------------------------------------------------------------------
+def _nan_centred(x, axis):
+    """(x - its NaN-ignoring mean, 0 at NaNs; the count of non-NaN entries, kept dims)."""
+    x = np.asarray(x, dtype=_float_dtype(np.asarray(x)))
+    keep = ~np.isnan(x)
+    n = np.sum(keep, axis=_axes(axis, x.ndim), keepdims=True)
+    mean = np.sum(np.where(keep, x, 0.0), axis=_axes(axis, x.ndim), keepdims=True) / np.maximum(n, 1)
+    return np.where(keep, x - mean, 0.0), n
+
+
+def nan_var_vjp(g, x, axis=None, ddof=0, keepdims=False):
+    """Cotangent of x in np.nanvar(x, axis, ddof=ddof): 2 (x - mean) / (n - ddof) at the non-NaN
+    entries. Linear in g, and in x for a fixed NaN pattern."""
+    if _is_zero(g):
+        return g
+    c, n = _nan_centred(x, axis)
+    ge = g if keepdims or np.ndim(x) == 0 else np.expand_dims(g, _axes(axis, np.ndim(x)))
+    return ge * 2.0 * c / (n - ddof)
+
+
+def nan_var_jvp(x_dot, x, axis=None, ddof=0, keepdims=False):
+    """Tangent of np.nanvar(x, axis, ddof=ddof) along x_dot (bilinear in x_dot and x's centred values)."""
+    if _is_zero(x_dot):
+        return x_dot
+    c, n = _nan_centred(x, axis)
+    out = np.sum(2.0 * c * np.where(np.isnan(x), 0.0, x_dot), axis=_axes(axis, np.ndim(x)), keepdims=True) / (n - ddof)
+    return out if keepdims else np.squeeze(out, axis=_axes(axis, np.ndim(x)))
+
+
 # ---- covariance ----------------------------------------------------------------------------------
 def zero_of(v):
     """Zeros shaped like v (None stays None): the other block of a bilinear helper's argument."""
