@@ -54,6 +54,10 @@ def poly(t):
     return t * t * t + 2.0 * t
 
 
+def poly_sum(t):
+    return np.sum(t * t * t + 2.0 * t)
+
+
 def pair(x):
     return np.sum(x * x), x[0]
 '''
@@ -237,3 +241,16 @@ def test_the_cotangent_of_a_whole_sum_small_and_large(n):
     np.testing.assert_allclose(got, 2.0 * x)
     got[0] = 7.0                                                     # the caller owns it
     np.testing.assert_allclose(srcad.grad(lambda v: np.sum(v * v))(x), 2.0 * x)
+
+
+def test_one_gradient_object_called_with_arguments_of_changing_kinds(mod):
+    """The handle keeps one module per kind of arguments: each call gets the code for its own."""
+    f = mod.poly_sum
+    g = srcad.grad(f)
+    for t in (X, X.astype(np.float32), 1.5, np.float32(0.5), X[:2], X.reshape(3, 1), np.array(2.0), X):
+        got = g(t)
+        want = 3.0 * np.asarray(t, dtype=np.float64) ** 2 + 2.0                          # analytic
+        assert np.shape(got) == np.shape(t)
+        assert type(got) is (float if type(t) is float else type(t))
+        np.testing.assert_allclose(np.asarray(got, dtype=np.float64), want, rtol=1e-6)
+    close_to_fd(f, (X,), g(X))
