@@ -351,13 +351,51 @@ def _like(A, data, fresh=False, readonly=False):
 _ARRAY_KIND = {"csr": sp.csr_array, "csc": sp.csc_array, "coo": sp.coo_array}
 
 
+class _EntryByEntry:
+    """A cotangent's product with a sparse operand of its own stored pattern (`g * A` in the
+    adjoint of `B = A * s`, where B keeps A's entries) multiplies entry by entry. scipy's `*`
+    would first sum each operand's duplicate entries, and a COO's duplicates would then meet
+    each other's values (cross terms). Other products are scipy's."""
+
+    def multiply(self, other):
+        if sp.issparse(other) and _same_pattern(self, other):
+            return _like(self, self.data * other.data)
+        return super().multiply(other)
+
+    def __mul__(self, other):
+        if sp.issparse(other) and _same_pattern(self, other):
+            return self.multiply(other)
+        return super().__mul__(other)
+
+    def __rmul__(self, other):
+        if sp.issparse(other) and _same_pattern(self, other):
+            return self.multiply(other)
+        return super().__rmul__(other)
+
+
+class _CooCot(_EntryByEntry, sp.coo_array):
+    """A cotangent with a COO pattern (see _EntryByEntry)."""
+
+
+class _CsrCot(_EntryByEntry, sp.csr_array):
+    """A cotangent with a CSR pattern (see _EntryByEntry)."""
+
+
+class _CscCot(_EntryByEntry, sp.csc_array):
+    """A cotangent with a CSC pattern (see _EntryByEntry)."""
+
+
+_COT_KIND = {"coo": _CooCot, "csr": _CsrCot, "csc": _CscCot}
+
+
 def _cot(A, data):
     """A cotangent of the sparse A holding `data`: A's pattern, as a sparse *array* even for a
     `_matrix` A (whose `*` is a matrix product: the adjoint templates' `g * x` must multiply
-    entrywise). The user's gradient gets A's own class back (sparse_finalize)."""
+    entrywise), whose product with a value of its own pattern is entry by entry
+    (_EntryByEntry). The user's gradient gets A's own class back (sparse_finalize)."""
     out = _like(A, data)
-    if isinstance(out, sp.spmatrix) and out.format in _ARRAY_KIND:
-        out = _ARRAY_KIND[out.format](out, copy=False)
+    if out.format in _COT_KIND and type(out) is not _COT_KIND[out.format]:
+        out = _COT_KIND[out.format](out, copy=False)
     return out
 
 

@@ -52,6 +52,7 @@ _UNSUPPORTED = (ast.Try, ast.With, ast.AsyncWith, ast.Global, ast.Nonlocal, ast.
 _UNSUPPORTED_SET = frozenset(_UNSUPPORTED)
 _NESTED_SCOPES = frozenset({ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 _SCOPES = (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES_SET = frozenset(_SCOPES)
 _ODD = frozenset({ast.Break, ast.Continue, ast.Return, ast.Raise, *_SCOPES})
 _FOLD = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
          ast.Div: lambda a, b: a / b}
@@ -181,14 +182,16 @@ class Cleanup:
         return folder.folds
 
     # -- copy propagation ----------------------------------------------------------------------
-    def _copies(self, block):
+    def _copies(self, block, top=True):
         """Rename reads after each copy `a = b` (recorded in self.renamed, per copy); a copy
         that restates it (`b = a` or `a = b` again, neither rebound nor written in between) is a
         no-op and goes. True if one went."""
         removed = False
+        if top:
+            self._fact_memo = {}
         for st in block:
             for sub in _blocks(st):
-                removed |= self._copies(sub)
+                removed |= self._copies(sub, False)
         self._redundant = set()
         for k, st in enumerate(block):
             pair = _copy_pair(st)
@@ -224,35 +227,50 @@ class Cleanup:
         """Replace reads of a by b in the statements after block[k] (`a = b`), up to the first
         that rebinds a or b, or hands either to a helper that may update it in place."""
         changed = False
-        _rename_loads = self._rename_loads
+        ab = {a, b}
         for st in block[k + 1:]:
             if is_comment(st) or id(st) in self._redundant:
                 continue
             pair = _copy_pair(st)
-            if pair is not None and {pair[0], pair[1]} == {a, b}:
+            if pair is not None and {pair[0], pair[1]} == ab:
                 self._redundant.add(id(st))      # a and b hold one value already
                 continue
-            if isinstance(st, ast.FunctionDef) and st.name not in (a, b) and not _loads_in_list(
+            if isinstance(st, ast.FunctionDef) and st.name not in ab and not _loads_in_list(
                     st.decorator_list + st.args.defaults + [d for d in st.args.kw_defaults if d]):
                 continue        # defined, not run: its free names are pinned, a and b are not
-            if any(isinstance(n, _SCOPES) for n in ast.walk(st)) or _consumes(st, (a, b)) \
-                    or _mutates(st, (a, b), self.local_names):
+            facts = self._facts(st)
+            if facts.scope or facts.touched & ab:
                 return changed
-            if isinstance(st, ast.AugAssign) and _target_names(st.target) & {a, b}:
+            if isinstance(st, ast.AugAssign) and _target_names(st.target) & ab:
                 return changed
-            binds = _stores_in([st])
             if isinstance(st, (ast.If, ast.For, ast.While)):
-                if binds & {a, b}:
+                if facts.binds & ab:
                     # only a for loop's iterable runs before anything in it rebinds a or b (an
                     # if's test would do too, but a while's test runs again after the body)
                     if isinstance(st, (ast.For, ast.If)):
-                        changed |= _rename_loads(st.iter if isinstance(st, ast.For) else st.test, a, b)
+                        changed |= self._rename_loads(st.iter if isinstance(st, ast.For) else st.test, a, b)
                     return changed
-                changed |= _rename_loads(st, a, b)
+                changed |= self._rename_in(st, facts, a, b)
                 continue
-            changed |= _rename_loads(st, a, b)
-            if binds & {a, b}:
+            changed |= self._rename_in(st, facts, a, b)
+            if facts.binds & ab:
                 return changed
+        return changed
+
+    def _facts(self, st):
+        """What _propagate asks of a statement, from one walk, memoised for a _copies phase: a
+        rename never changes them (a statement that writes or consumes a name is never renamed
+        past), except its reads, which _rename_in keeps up to date."""
+        got = self._fact_memo.get(id(st))
+        if got is None:
+            got = self._fact_memo[id(st)] = _Facts(st, self.local_names)
+        return got
+
+    def _rename_in(self, st, facts, a, b):
+        if a not in facts.loads:
+            return False
+        changed = self._rename_loads(st, a, b)
+        facts.loads = (facts.loads - {a}) | {b}
         return changed
 
     def _rename_loads(self, node, a, b):
@@ -726,6 +744,41 @@ def _consumes(node, names):
             if isinstance(first, ast.Name) and first.id in names:
                 return True
     return False
+
+
+class _Facts:
+    """A statement's reads, the names it binds, whether it holds a nested scope, and the names it
+    may write in place or hand to an in-place helper (see _mutates and _consumes)."""
+    __slots__ = ("loads", "binds", "scope", "touched")
+
+    def __init__(self, st, local_names):
+        loads, binds, touched = set(), set(), set()
+        scope = False
+        for n in ast.walk(st):
+            t = type(n)
+            if t is ast.Name:
+                (loads if type(n.ctx) is ast.Load else binds).add(n.id)
+            elif t in _SCOPES_SET:
+                scope = True
+            elif (t is ast.Subscript or t is ast.Attribute) and type(n.ctx) is not ast.Load:
+                root = n.value
+                while isinstance(root, (ast.Subscript, ast.Attribute)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    touched.add(root.id)
+            elif t is ast.Call:
+                helper = _rt_helper(n)
+                if helper in _CONSUMING:
+                    if n.args and isinstance(n.args[0], ast.Name):
+                        touched.add(n.args[0].id)
+                    continue
+                chain = _attr_chain(n.func)
+                if chain and len(chain) > 1:
+                    touched.add(chain[0])           # a.method(...)
+                if not _pure_call(n, local_names) and not (chain and len(chain) == 2 and chain[1] == "append"):
+                    for arg in n.args + [k.value for k in n.keywords]:
+                        touched |= {m.id for m in ast.walk(arg) if isinstance(m, ast.Name)}
+        self.loads, self.binds, self.scope, self.touched = frozenset(loads), frozenset(binds), scope, frozenset(touched)
 
 
 def _mutates(node, names, local_names):
