@@ -171,3 +171,23 @@ def test_vjp_keeps_the_defaults_of_the_function():
     (g,) = pullback(np.ones(3))
     np.testing.assert_allclose(y, 0.5 * X ** 3)
     np.testing.assert_allclose(g, 1.5 * X ** 2)          # d/dx (0.5 x^3)
+
+
+# ---- `xs * 2` of a list argument: a repetition, which srcad cannot see (was a wrong gradient) ---
+def repeat_list_argument(xs, x):
+    ys = xs * 2
+    return sum(np.sum(y * x) for y in ys)
+
+
+def test_repeating_a_list_argument_is_a_named_error_not_a_number():
+    xs = [np.array([1.0, 2.0]), np.array([0.5, -1.0])]
+    with pytest.raises(srcad.UnsupportedSyntaxError, match=r"test_user_trials.py:\d+:\d+: .*repeating one with `\*`"):
+        srcad.grad(repeat_list_argument)(xs, np.array([0.3, 0.7]))
+
+
+def times_two(x):
+    return np.sum(np.sin(x) * 2 + 3 * x)
+
+
+def test_an_int_times_an_array_is_still_differentiated():
+    assert_grad_close(times_two, (X,), srcad.grad(times_two)(X))

@@ -255,7 +255,9 @@ class Reverse:
                 continue        # this argument only lends its shape
             expr = self._known_reduction(op, p, g) or instantiate(template, mapping)
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
-            if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others) \
+            # a constant never widens the shape, except an int in a product, which repeats a list (`xs * 2`)
+            if op.rule.broadcast and not all(isinstance(a, ast.Constant) and not (
+                    op.rule.key == "op:Mult" and type(a.value) is int) for a in others) \
                     and not self._same_shape(op.node, n):
                 if self._real_number(n):    # summed down to a number: all of it
                     expr = ast.Call(ast.Attribute(N("np"), "sum", ast.Load()), [expr], [])
