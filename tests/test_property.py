@@ -9,10 +9,11 @@ A hypothesis strategy writes the *source text* of a function
 from straight-line assignments of numpy operations, overwrites of existing variables
 (`v1 = np.cos(v1) + y`), augmented assignments, subscript writes into arrays that are fresh
 copies (`v2 = x.copy()`, `np.zeros(4)`), `if`/`else` on data-dependent conditions, `for` loops
-over `range`, over an array, `enumerate` and `zip`, `while` loops, `break`/`continue`, and early
-`return`. Each program is written to a temporary .py file and imported, so that srcad can read it
-with `inspect.getsource`; `srcad.grad(prog, wrt=(0, 1))` is then compared with central
-differences.
+over `range`, over an array, `enumerate` and `zip`, `while` loops, `break`/`continue`, early
+`return`, and dicts (displays with constant keys, item writes, reads, `.get`, loops over the dict
+and its `.items()`, and a dict passed to a helper function that loops over its argument). Each
+program is written to a temporary .py file and imported, so that srcad can read it with
+`inspect.getsource`; `srcad.grad(prog, wrt=(0, 1))` is then compared with central differences.
 
 Finite differences are only a sound reference away from kinks, so every program is also rendered
 in an *instrumented* form, where each kink site (a branch or `np.where` condition, `np.maximum`,
@@ -58,7 +59,22 @@ FEATURES = frozenset({
     "alias_reject",  # w = v[1:3]; w *= ...; then v is read: exact or refused, never a wrong number
     "sparse",        # a COO with duplicate entries, or a CSR with unsorted, repeated column indices, built
     #                  from the inputs: A @ v, A.T @ v, A.sum(axis), A.multiply(D).data, reduce_max
+    "dict",          # d = {"a": ..., "b": ...}; d["c"] = ...; reads d["a"], d.get("b", ...); loops over d and
+    #                  d.items(); dict_helper(d, s), whose loops run over a dict argument
 })
+DICT_KEYS = ("a", "b", "c")
+# the helper every program may call with one of its dicts (a dict argument: srcad cannot tell from
+# the helper's code that `p` is a dict)
+DICT_HELPER = """
+
+def dict_helper(p, s):
+    tot = 0.0
+    for k in p:
+        tot = tot + np.sum(np.sin(p[k]) * s)
+    for k, v in p.items():
+        tot = tot + np.sum(v * v) * len(k)
+    return tot + np.sum(p.get("a", 0.5)) * s
+"""
 
 N = 4                 # every array in a program has shape (N,)
 MARGIN = 1e-3         # minimum distance of every kink site from its kink
@@ -133,6 +149,7 @@ class _Builder:
         self.sparse = False               # allowed to build sparse matrices
         self.extended = False             # reused loop indices, clamps, aliases and in-place writes
         self.expect_reject = None         # the line srcad must refuse, once one was written
+        self.dicts = {}                   # live dicts: name -> {key: kind}
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -188,7 +205,24 @@ class _Builder:
         return str(self.draw(st.integers(0, N - 1)))
 
     def arr_leaf(self):
+        if self.dict_reads(ARR) and self.coin(0.15):
+            return self.dict_read(ARR)
         return E(*(2 * [self.choose(self.vars_of(ARR))]), ARR)
+
+    def dict_reads(self, kind):
+        return [(d, k) for d, keys in sorted(self.dicts.items()) for k, kk in sorted(keys.items()) if kk == kind]
+
+    def dict_read(self, kind):
+        """`d["a"]`, `d.get("a")`, or `d.get("z", <leaf>)` (a key it lacks: the default)."""
+        self.features.add("dict")
+        d, k = self.choose(self.dict_reads(kind))
+        form = self.choose(["sub", "sub", "get", "default"])
+        if form == "sub":
+            return E(f'{d}["{k}"]', f'{d}["{k}"]', kind)
+        if form == "get":
+            return E(f'{d}.get("{k}")', f'{d}.get("{k}")', kind)
+        other = E(*(2 * [self.choose(self.vars_of(kind))]), kind) if self.vars_of(kind) else _const("0.25")
+        return E(f'{d}.get("z", {other.plain})', f'{d}.get("z", {other.instr})', kind)
 
     def scal_leaf(self):
         options = ["reduce"]
@@ -197,6 +231,8 @@ class _Builder:
         if "subscript" in FEATURES:
             options.append("item")
         pick = self.choose(options)
+        if self.dict_reads(SCAL) and self.coin(0.15):
+            return self.dict_read(SCAL)
         if pick == "var":
             return E(*(2 * [self.choose(self.vars_of(SCAL))]), SCAL)
         if pick == "item":
@@ -374,6 +410,10 @@ class _Builder:
                 kinds += ["for_array"]
             if "while" in FEATURES:
                 kinds += ["while"]
+        if "dict" in FEATURES and self.extended:
+            kinds += ["dict"]
+            if self.dicts:
+                kinds += ["dict_write", "dict_loop", "dict_helper"]
         if self.loops and "break" in FEATURES:
             kinds += ["jump"]
         if depth == 0 and "early_return" in FEATURES:
@@ -387,13 +427,80 @@ class _Builder:
     def st_assign(self, depth, name=None, kind=None):
         kind = kind or (ARR if self.coin(0.7) else SCAL)
         name = name or self.new_name()
-        e = self.expr(kind)
-        if e.plain.isidentifier():
-            # Never `v = w`: an alias, then written in place, would change `w` (or an input).
-            e = _call("np.sin", e)
+        e = self.fresh(self.expr(kind))
         self.line(depth, f"{name} = {e.plain}", f"{name} = {e.instr}")
         self.define(name, kind)
         self.mark(name, e.plain)
+
+    @staticmethod
+    def fresh(e):
+        """Never `v = w`, `v = w[0]` or `v = d["a"]`: an alias, then written in place, would change
+        `w` (or an input, or the dict's value); and `w[0]` of an array srcad cannot tell is 1-d may be
+        a view, which a later write into w makes srcad refuse."""
+        if e.plain.isidentifier() or re.fullmatch(r'\w+(\[[^\[\]]*\]|\.get\(.*\))', e.plain):
+            return _call("np.sin", e)
+        return e
+
+    def st_dict(self, depth):
+        """`d = {"a": <array>, "b": <scalar>}` (two or three constant keys)."""
+        name = self.new_name("d")
+        keys = DICT_KEYS[:self.draw(st.integers(1, 3))]
+        kinds = {k: self.choose([ARR, SCAL]) for k in keys}
+        vals = [self.fresh(self.expr(kinds[k], 1)) for k in keys]
+        plain = ", ".join(f'"{k}": {v.plain}' for k, v in zip(keys, vals))
+        instr = ", ".join(f'"{k}": {v.instr}' for k, v in zip(keys, vals))
+        self.line(depth, f"{name} = {{{plain}}}", f"{name} = {{{instr}}}")
+        self.dicts[name] = kinds
+        self.mark(name, plain)
+        self.features.add("dict")
+
+    def st_dict_write(self, depth):
+        """`d["c"] = ...`: a new key (only where every path runs it), or an existing key again."""
+        name = self.choose(sorted(self.dicts))
+        keys = self.dicts[name]
+        new = [k for k in DICT_KEYS if k not in keys]
+        if new and depth == 0 and not self.loops and self.coin():
+            key, kind = new[0], self.choose([ARR, SCAL])
+        else:
+            key = self.choose(sorted(keys))
+            kind = keys[key]
+        me = E(f'{name}["{key}"]', f'{name}["{key}"]', kind)
+        if key in keys and self.coin():
+            e = _fmt(self.choose(["0.9 * {0} + {1}", "np.cos({0}) * {1}"]), me, self.expr(kind, 1))
+        else:
+            e = self.fresh(self.expr(kind, 1))
+        self.line(depth, f'{name}["{key}"] = {e.plain}', f'{name}["{key}"] = {e.instr}')
+        self.dicts[name] = dict(keys, **{key: kind})
+        self.mark(name, e.plain)
+        self.features.add("dict")
+
+    def st_dict_loop(self, depth):
+        """An accumulation over a dict: `for k in d` or `for k, t in d.items()`."""
+        name = self.choose(sorted(self.dicts))
+        acc, k, t = self.new_name("s"), self.new_name("k"), self.new_name("t")
+        s = self.scal_leaf()
+        self.line(depth, f"{acc} = 0.0")
+        if self.coin():
+            self.line(depth, f"for {k} in {name}:")
+            self.line(depth + 1, f"{acc} = {acc} + np.sum(np.sin({name}[{k}]) * {s.plain})",
+                      f"{acc} = {acc} + np.sum(np.sin({name}[{k}]) * {s.instr})")
+        else:
+            self.line(depth, f"for {k}, {t} in {name}.items():")
+            self.line(depth + 1, f"{acc} = {acc} + np.sum({t} * {t}) * {s.plain}",
+                      f"{acc} = {acc} + np.sum({t} * {t}) * {s.instr}")
+        self.define(acc, SCAL)
+        self.mark(acc, name + " " + s.plain)
+        self.features.add("dict")
+
+    def st_dict_helper(self, depth):
+        """`v = dict_helper(d, s)`: a dict passed to a function that loops over its argument."""
+        name = self.choose(sorted(self.dicts))
+        s = self.scal_expr(1)
+        v = self.new_name()
+        self.line(depth, f"{v} = dict_helper({name}, {s.plain})", f"{v} = dict_helper({name}, {s.instr})")
+        self.define(v, SCAL)
+        self.mark(v, name + " " + s.plain)
+        self.features.add("dict")
 
     def st_init(self, depth):
         name = self.new_name()
@@ -465,13 +572,13 @@ class _Builder:
 
     def _branch(self, depth, forced=None):
         """Generate a branch body; return the variables it newly defined, with kinds."""
-        saved_env, saved_order = dict(self.env), list(self.order)
+        saved_env, saved_order, saved_dicts = dict(self.env), list(self.order), dict(self.dicts)
         self.body(depth + 1, 1, 2)
         for name, kind in (forced or {}).items():
             if self.env.get(name) != kind:
                 self.st_assign(depth + 1, name=name, kind=kind)
         new = {v: k for v, k in self.env.items() if v not in saved_env}
-        self.env, self.order = saved_env, saved_order
+        self.env, self.order, self.dicts = saved_env, saved_order, saved_dicts
         return new
 
     def st_if(self, depth):
@@ -496,7 +603,7 @@ class _Builder:
         self.line(depth, header)
         frame = _Frame(index)
         self.loops.append(frame)
-        saved_env, saved_order = dict(self.env), list(self.order)
+        saved_env, saved_order, saved_dicts = dict(self.env), list(self.order), dict(self.dicts)
         for name, kind in bound:
             self.env[name] = kind
             self.mark(name, header.split(" in ", 1)[1])
@@ -505,7 +612,7 @@ class _Builder:
         finally:
             self.loops.pop()
         new = {v: k for v, k in self.env.items() if v not in saved_env}
-        self.env, self.order = saved_env, saved_order
+        self.env, self.order, self.dicts = saved_env, saved_order, saved_dicts
         if not frame.jumps:                      # the body ran to its end at least once
             for name, kind in new.items():
                 if name not in dict(bound):
@@ -712,8 +819,8 @@ class _Builder:
         self.body(0, 3, 7)
         e = self.return_expr()
         self.line(0, f"return np.sum({e.plain})", f"return np.sum({e.instr})")
-        header = ("import numpy as np\nimport scipy.sparse\nimport scipy.special\nimport srcad\n\n\n"
-                  "def prog(x, y):\n")
+        header = ("import numpy as np\nimport scipy.sparse\nimport scipy.special\nimport srcad\n"
+                  + DICT_HELPER + "\n\ndef prog(x, y):\n")
         reject = None if self.expect_reject is None else header.count("\n") + self.expect_reject
         return Program(header + "\n".join(self.plain) + "\n",
                        header + "\n".join(self.instr) + "\n", frozenset(self.features), reject)
@@ -958,3 +1065,4 @@ def test_random_program_gradient(program, seed, prog_dir):
                                    atol=1e-6 * scale * N, err_msg="forward mode\n" + msg)
     finally:
         sys.modules.pop(module.__name__, None)
+
