@@ -12,6 +12,7 @@ from . import cache
 from . import runtime as rt
 from . import tree as _tree
 from .errors import NonScalarOutputError, SrcadError
+from .composition import derived, derived_of
 from .frontend.callables import method_function, unpack_callable
 from .inputs import check_args, check_coo_kept, plain, unsorted_coo
 from .transform.kinds import signature as _signature
@@ -26,7 +27,8 @@ def _module(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
 def _as_passed(f, what=None):
     """(function, arguments bound in front, keywords bound) for a lambda, bound method, partial,
     staticmethod or callable object; None for a plain def. `what`: an operator that takes no
-    bound keywords."""
+    bound keywords. A function a srcad operator returned is the plain function that computes it
+    (srcad/composition.py), never the function it wraps."""
     func, pre, kw = unpack_callable(f)
     if func is f:
         return None
@@ -34,6 +36,24 @@ def _as_passed(f, what=None):
         raise SrcadError(f"srcad.{what} of a functools.partial with keyword arguments ({', '.join(kw)}): "
                          f"bind them by position (grad and value_and_grad pass them on)")
     return func, pre, kw
+
+
+def _composed(op, f, *a, **kw):
+    """op(f, ...) for f a function a srcad operator returned: op of the plain function that
+    computes f (srcad/composition.py), looked up again at each call (it is rebuilt when the
+    derivative it calls is)."""
+    d = derived_of(f)
+    held = [None, None]
+
+    def wrapper(*args, **kwargs):
+        plain_fn = d.plain()
+        if held[0] is not plain_fn:
+            held[:] = [plain_fn, op(plain_fn, *a, **kw)]
+        return held[1](*args, **kwargs)
+    functools.update_wrapper(wrapper, f)
+    wrapper.__dict__.pop("__srcad_derived__", None)
+    return derived(wrapper, op.__name__, f, kw.get("wrt", a[0] if a else 0),
+                   **{k: v for k, v in kw.items() if k != "wrt"})
 
 
 def _shift(wrt, n):
@@ -115,17 +135,20 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     if f is None:
         return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
                                  check_numerics=check_numerics, checkpoint=checkpoint)
+    options = dict(has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics, checkpoint=checkpoint)
+    if derived_of(f):
+        return _composed(value_and_grad, f, wrt=wrt, **options)
     passed = _as_passed(f)
     if passed:
         func, pre, kw = passed
-        return _bind_front(value_and_grad(func, _shift(wrt, len(pre)), has_aux=has_aux, row_sparse=row_sparse,
-                                          check_numerics=check_numerics, checkpoint=checkpoint), f, pre, kw)
+        return derived(_bind_front(value_and_grad(func, _shift(wrt, len(pre)), **options), f, pre, kw),
+                       "value_and_grad", f, wrt, **options)
     call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         return call(args, kwargs)
-    return wrapper
+    return derived(wrapper, "value_and_grad", f, wrt, **options)
 
 
 def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
@@ -184,11 +207,14 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
     if f is None:
         return functools.partial(grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
                                  check_numerics=check_numerics, checkpoint=checkpoint)
+    options = dict(has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics, checkpoint=checkpoint)
+    if derived_of(f):
+        return _composed(grad, f, wrt=wrt, **options)
     passed = _as_passed(f)
     if passed:
         func, pre, kw = passed
-        return _bind_front(grad(func, _shift(wrt, len(pre)), has_aux=has_aux, row_sparse=row_sparse,
-                                check_numerics=check_numerics, checkpoint=checkpoint), f, pre, kw)
+        return derived(_bind_front(grad(func, _shift(wrt, len(pre)), **options), f, pre, kw),
+                       "grad", f, wrt, **options)
     call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
     if has_aux:
         @functools.wraps(f)
@@ -199,7 +225,7 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
             return call(args, kwargs)[1]
-    return wrapper
+    return derived(wrapper, "grad", f, wrt, **options)
 
 
 def _differentiable_arg(a):
@@ -284,7 +310,7 @@ def jvp(f, primals, tangents):
         return y, rt.zeros_like(y)
     mod = _module(f, "forward", idx)
     fn = getattr(mod, mod.srcad_main)
-    dots = {}
+    dots = []
     names = _params(f)
     for k in idx:
         t = tangents[k]
@@ -293,7 +319,7 @@ def jvp(f, primals, tangents):
         elif np.shape(t) != np.shape(primals[k]) and not sp.issparse(primals[k]):
             raise SrcadError(f"the tangent of argument {k} ({names[k]}) has shape {np.shape(t)}, "
                              f"but the argument has shape {np.shape(primals[k])}. Pass a tangent of the argument's shape.")
-        dots[names[k] + "_dot"] = t
+        dots.append(t)
     y, y_dot = _call_jvp(fn, primals, dots)
     if _tree.is_node(y):        # the output's structure (a namedtuple stays one; zeros materialised)
         y_dot = _tree.unravel(_tree.ravel(y_dot, y), y)
@@ -312,15 +338,12 @@ def _check_tangent_tree(t, x, k, name):
 
 
 def _call_jvp(fn, primals, dots):
+    """fn(primals, tangents): the generated tangent function's tangent parameters are its last
+    len(dots) parameters, in wrt order (named `<param>_dot`, or `<param>_dot_2` where f already
+    has a parameter of that name: forward over forward)."""
     sig = cache.signature(fn)
-    pos = [p for p in sig.parameters.values() if p.kind == p.POSITIONAL_OR_KEYWORD]
-    kw = {}
-    args = list(primals)
-    for p in pos[len(primals):]:
-        if p.name in dots:
-            args.append(dots.pop(p.name))
-    kw.update(dots)
-    return fn(*args, **kw)
+    names = list(sig.parameters)[len(sig.parameters) - len(dots):]
+    return fn(*primals, **dict(zip(names, dots)))
 
 
 def _vjp_function(f, wrt):
@@ -344,9 +367,11 @@ def _single_wrt(f, wrt, what):
 def hvp(f, wrt=0):
     """A function (*args, v) -> H @ v, H the Hessian of f w.r.t. args[wrt], by forward mode applied to
     the generated adjoint (forward-over-reverse); H is never formed."""
+    if derived_of(f):
+        return _composed(hvp, f, wrt=wrt)
     passed = _as_passed(f, "hvp")
     if passed:
-        return _bind_front(hvp(passed[0], _shift(wrt, len(passed[1]))), f, passed[1], {})
+        return derived(_bind_front(hvp(passed[0], _shift(wrt, len(passed[1]))), f, passed[1], {}), "hvp", f, wrt)
     k = _single_wrt(f, wrt, "hvp")
     adjoint = _vjp_function(f, k)
 
@@ -359,17 +384,20 @@ def hvp(f, wrt=0):
         name = _params(f)[k]
         if not (sp.issparse(v) or _tree.is_node(v)):      # a pytree direction: as given
             v = np.asarray(v, dtype=float) if np.ndim(v) else float(v)
-        _, hv = _call_jvp(fn, tuple(args), {name + "_dot": v})
+        _, hv = _call_jvp(fn, tuple(args), [v])
         return hv
-    return wrapper
+    return derived(wrapper, "hvp", f, wrt)
 
 
 def hessian(f, wrt=0):
     """A function returning the Hessian of f w.r.t. args[wrt], of shape x.shape + x.shape, by
     forward mode over the generated adjoint, the directions batched where the code allows it."""
+    if derived_of(f):
+        return _composed(hessian, f, wrt=wrt)
     passed = _as_passed(f, "hessian")
     if passed:
-        return _bind_front(hessian(passed[0], _shift(wrt, len(passed[1]))), f, passed[1], {})
+        return derived(_bind_front(hessian(passed[0], _shift(wrt, len(passed[1]))), f, passed[1], {}),
+                       "hessian", f, wrt)
     k = _single_wrt(f, wrt, "hessian")
     adjoint = _vjp_function(f, k)
     name = _params(f)[k]
@@ -384,19 +412,19 @@ def hessian(f, wrt=0):
             n = _tree.ravel(x).size
             H = np.zeros((n, n))
             for j, e in enumerate(_basis(n)):
-                H[:, j] = _tree.ravel(_call_jvp(fn, tuple(args), {name + "_dot": _tree.unravel(e, x)})[1], x)
+                H[:, j] = _tree.ravel(_call_jvp(fn, tuple(args), [_tree.unravel(e, x)])[1], x)
             return _tree.blocks(H, x, x)
         if sp.issparse(x):
             raise SrcadError(f"srcad.hessian w.r.t. a sparse matrix would be dense (x.shape + x.shape); use "
                              f"srcad.hvp({f.__name__}, wrt={wrt!r}) with a direction of x's pattern instead.")
         mod = _module(adjoint, "forward", k)
         fn = getattr(mod, mod.srcad_main)
-        sweep = lambda v: _call_jvp(fn, tuple(args), {name + "_dot": v})   # noqa: E731
+        sweep = lambda v: _call_jvp(fn, tuple(args), [v])   # noqa: E731
         if isinstance(x, float):
             return float(sweep(1.0)[1])
         H = _forward_columns(sweep, np.asarray(x), np.shape(x))
         return H.reshape(np.shape(x) + np.shape(x))
-    return wrapper
+    return derived(wrapper, "hessian", f, wrt)
 
 
 def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
@@ -413,10 +441,12 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     """
     if mode not in ("auto", "forward", "reverse"):
         raise SrcadError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}. Pass one of those.")
+    if derived_of(f):
+        return _composed(jacobian, f, wrt=wrt, mode=mode, sparsity=sparsity, batch=batch)
     passed = _as_passed(f, "jacobian")
     if passed:
-        return _bind_front(jacobian(passed[0], _shift(wrt, len(passed[1])), mode, sparsity, batch),
-                           f, passed[1], {})
+        return derived(_bind_front(jacobian(passed[0], _shift(wrt, len(passed[1])), mode, sparsity, batch),
+                                   f, passed[1], {}), "jacobian", f, wrt)
     if sparsity not in (None, "auto"):
         raise SrcadError(f"sparsity must be None or 'auto', not {sparsity!r}. Pass one of those.")
     k = _single_wrt(f, wrt, "jacobian")
@@ -425,7 +455,7 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     def tangent_sweep(args):
         mod = _module(f, "forward", k)
         fn = getattr(mod, mod.srcad_main)
-        return lambda v: _call_jvp(fn, tuple(args), {name + "_dot": v})
+        return lambda v: _call_jvp(fn, tuple(args), [v])
 
     patterns = {}
     unbatched = batch == 1
@@ -455,7 +485,7 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
         # rows of J are columns of J^T: the same batched sweeps, with the adjoint as the sweep
         Jt = _forward_columns(lambda s: (None, fn(*args, s)), y, xshape, batched=not unbatched)
         return Jt.T.reshape(np.shape(y) + xshape)
-    return wrapper
+    return derived(wrapper, "jacobian", f, wrt)
 
 
 def _tree_jacobian(f, k, args, y, mode, tangent_sweep):

@@ -16,7 +16,7 @@ import inspect
 import types
 import weakref
 
-from ..errors import SrcadError
+from ..errors import SrcadError, UnsupportedSyntaxError
 
 _COPIES = weakref.WeakKeyDictionary()    # original function -> {variant: copy}
 
@@ -41,9 +41,19 @@ def is_lambda(func):
 
 
 def transformable(func):
-    """func itself, or for a lambda its copy named `lambda_L<line>`."""
+    """What srcad transforms for func: func itself; for a lambda its copy named `lambda_L<line>`;
+    for a function a decorator made with functools.wraps, a copy without `__wrapped__` (srcad
+    differentiates the wrapper's own code, never the function it wraps: inspect.signature and
+    inspect.unwrap would otherwise look through it); for a function a srcad operator returned
+    (`srcad.grad(f)`), the plain function that computes it through f's generated derivative
+    (srcad/composition.py), which is transformed in turn."""
+    derived = getattr(func, "__srcad_derived__", None)
+    if derived is not None:
+        return derived.plain()
     if is_lambda(func):
         return _copy(func, "lambda", f"lambda_L{func.__code__.co_firstlineno}", __srcad_lambda__=True)
+    if isinstance(func, types.FunctionType) and ("__wrapped__" in func.__dict__ or "__signature__" in func.__dict__):
+        return _copy(func, "unwrapped", func.__name__)
     return func
 
 
@@ -103,6 +113,23 @@ def resolve_method(kind, cls, attr, instance=None):
     return None
 
 
+def _refuse_wrapper(f):
+    """A wrapper that is not a Python function (functools.lru_cache, cache, a wrapper written in C):
+    srcad cannot read what it computes, and never differentiates the function it wraps in its
+    place (the two need not compute the same values)."""
+    if hasattr(f, "__wrapped__") and not isinstance(f, types.FunctionType):
+        inner = f.__wrapped__
+        name = getattr(inner, "__qualname__", getattr(inner, "__name__", repr(inner)))
+        code = getattr(inner, "__code__", None)
+        raise UnsupportedSyntaxError(
+            f"a function wrapped by {type(f).__module__}.{type(f).__qualname__} (not Python code srcad can read; "
+            f"srcad does not differentiate the function it wraps in its place)",
+            code.co_filename if code else "<unknown>", code.co_firstlineno if code else 0, 0,
+            hint=f"differentiate the function it wraps, `{name}.__wrapped__` (lru_cache and cache compute the same "
+                 f"values), or write the wrapper as a Python function")
+    return None
+
+
 def unpack_callable(f):
     """(function, arguments bound in front, keywords bound) for what a user passed to srcad."""
     pre, kw = (), {}
@@ -114,9 +141,9 @@ def unpack_callable(f):
             recv = f.__self__
             kind, cls = ("class", recv) if isinstance(recv, type) else ("instance", type(recv))
             pre = (recv,) + pre
-            inner = inspect.unwrap(f.__func__)
-            if not isinstance(inner, types.FunctionType):
-                return f, pre, kw
+            inner = f.__func__      # a decorated method: the wrapper's code, as it runs
+            if not isinstance(inner, types.FunctionType) or hasattr(inner, "__srcad_derived__"):
+                return _refuse_wrapper(f.__func__) or (f, pre, kw)
             f = method_function(inner, kind, cls, recv if kind == "instance" else None)
         elif isinstance(f, staticmethod):
             f = f.__func__
@@ -125,6 +152,8 @@ def unpack_callable(f):
                              f"through its class, as `{f.__func__.__qualname__}` (a bound method)")
         elif isinstance(f, types.FunctionType):
             return transformable(f), pre, kw
+        elif hasattr(f, "__wrapped__"):     # functools.lru_cache, a C or Cython wrapper
+            _refuse_wrapper(f)
         elif not isinstance(f, type) and isinstance(getattr(f, "__call__", None), types.MethodType):
             f = f.__call__          # an object with a __call__ method written in Python
         else:

@@ -8,7 +8,7 @@ import types
 from dataclasses import dataclass, field
 
 from ..errors import SrcadError, UnsupportedSyntaxError
-from .callables import transformable
+from .callables import _refuse_wrapper, transformable
 from .freshness import check_def, check_source
 
 
@@ -140,7 +140,9 @@ def _mangle_private_attributes(func, node):
 
 def parse_function(func: types.FunctionType) -> "Parsed":
     """Parse `func` into a `Parsed` whose line numbers match the file the function lives in."""
-    func = inspect.unwrap(func)
+    # never inspect.unwrap: a decorated function is differentiated as its wrapper computes it
+    func = transformable(func) if isinstance(func, types.FunctionType) else func
+    _refuse_wrapper(func)
     if not isinstance(func, types.FunctionType):
         raise SrcadError(f"srcad transforms Python functions; got {func!r} of type {type(func).__name__}. Pass a "
                          f"function defined with def (or a lambda, a method, or a functools.partial of one).")
@@ -154,7 +156,7 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     exact = check_source(func, start)     # the text read is the code that runs (else: reload)
     if func.__name__ == "<lambda>" or getattr(func, "__srcad_lambda__", False):
         node = lambda_def(transformable(func), filename)
-        return Parsed(func, node, filename, _free_env(func))
+        return Parsed(func, node, filename, _free_env(func), extra_watch=list(getattr(func, "__srcad_watch__", ())))
     src = textwrap.dedent("".join(lines))
     try:
         module = ast.parse(src)
@@ -175,4 +177,6 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     receiver = getattr(func, "__srcad_receiver__", None)
     if receiver is not None and node.args.args:
         receiver = (node.args.args[0].arg,) + receiver + (getattr(func, "__srcad_instance__", None),)
-    return Parsed(func, node, filename, _free_env(func), receiver=receiver if node.args.args else None)
+    # a function srcad composed (srcad/composition.py): stale once the derivative it calls is
+    return Parsed(func, node, filename, _free_env(func), receiver=receiver if node.args.args else None,
+                  extra_watch=list(getattr(func, "__srcad_watch__", ())))

@@ -18,8 +18,8 @@ defrule(rt.broadcast_like, "v, like", ("rt.unbroadcast(g, v)", "0"), ("rt.broadc
 defrule(rt.finalize, "bar, x, row_sparse=False", ("g", "0"), ("rt.finalize(bar_dot, x, row_sparse)", "0"))
 defrule(rt.as_cotangent, "g, x", (None, "0"), ("rt.as_cotangent(g_dot, x)", "0"))
 defrule(rt.as_tangent, "x_dot, like", (None, "0"), ("rt.as_tangent(x_dot_dot, like)", "0"))
-defrule(rt.reshape_like, "g, x", (None, "0"), ("rt.reshape_like(g_dot, x)", "0"))
-defrule(rt.expand_reduced, "v, x, axis, keepdims", (None, "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"),
+defrule(rt.reshape_like, "c, x", ("rt.reshape_like(g, c)", "0"), ("rt.reshape_like(c_dot, x)", "0"))
+defrule(rt.expand_reduced, "v, x, axis, keepdims", ("rt.reshape_like(g, v)", "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"),
         discrete="axis keepdims")
 defrule(rt.transpose_vjp, "g, axes=None", None, "rt.transpose_vjp(g_dot, axes)", discrete="axes")
 defrule(rt.snapshot, "y", "g", "y_dot")
@@ -33,13 +33,16 @@ defrule(rt.outer, "a, b", ("rt.unbroadcast(g @ b, a)", "rt.unbroadcast(a @ g, b)
         ("rt.outer(a_dot, b)", "rt.outer(a, b_dot)"))
 
 # ---- adjoints of reductions (linear in g; weights piecewise constant in x) -------------------
-defrule(rt.sum_vjp, "g, x, axis=None, keepdims=False", None, ("rt.sum_vjp(g_dot, x, axis, keepdims)", "0"),
+# (a helper linear in the derivative it carries: its adjoint is its transpose, the twin helper)
+defrule(rt.sum_vjp, "c, x, axis=None, keepdims=False", ("rt.unbroadcast(rt.sum_jvp(g, axis, keepdims), c)", "0"),
+        ("rt.sum_vjp(c_dot, x, axis, keepdims)", "0"),
         discrete="axis keepdims")
-defrule(rt.sum_jvp, "x_dot, axis=None, keepdims=False", None, "rt.sum_jvp(x_dot_dot, axis, keepdims)",
+defrule(rt.sum_jvp, "x_dot, axis=None, keepdims=False", "rt.sum_vjp(g, x_dot, axis, keepdims)",
+        "rt.sum_jvp(x_dot_dot, axis, keepdims)",
         discrete="axis keepdims")
-defrule(rt.extreme_vjp, "g, x, out, axis=None, keepdims=False", None,
-        ("rt.extreme_vjp(g_dot, x, out, axis, keepdims)", "0", "0"), discrete="axis keepdims")
-defrule(rt.extreme_jvp, "x_dot, x, out, axis=None, keepdims=False", None,
+defrule(rt.extreme_vjp, "c, x, out, axis=None, keepdims=False", ("rt.extreme_jvp(g, x, out, axis, keepdims)", "0", "0"),
+        ("rt.extreme_vjp(c_dot, x, out, axis, keepdims)", "0", "0"), discrete="axis keepdims")
+defrule(rt.extreme_jvp, "x_dot, x, out, axis=None, keepdims=False", ("rt.extreme_vjp(g, x, out, axis, keepdims)", "0", "0"),
         ("rt.extreme_jvp(x_dot_dot, x, out, axis, keepdims)", "0", "0"), discrete="axis keepdims")
 defrule(rt.prod_vjp, "g, x, axis=None, keepdims=False", None,
         ("rt.prod_vjp(g_dot, x, axis, keepdims)",
@@ -73,7 +76,7 @@ defrule(rt.solve_vjp_a, "g, a, out", None,
         ("rt.solve_vjp_a(g_dot, a, out)",
          "rt.solve_vjp_a(-rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a, out)",
          "rt.solve_vjp_a(g, a, out_dot)"))
-defrule(rt.log_or_zero, "x", None, "x_dot / np.where(x == 0, 1.0, x)")
+defrule(rt.log_or_zero, "x", "g / np.where(x == 0, 1.0, x)", "x_dot / np.where(x == 0, 1.0, x)")
 
 defrule(rt.einsum_vjp, "g, subscripts, operands, k", None,
         ("rt.einsum_vjp(g_dot, subscripts, operands, k)", None,
@@ -102,22 +105,24 @@ defrule(rt.tolist_vjp, "g, x", None, ("rt.tolist_vjp(g_dot, x)", "0"))
 defrule(rt.tolist_jvp, "x_dot, x", None, ("rt.tolist_jvp(x_dot_dot, x)", "0"))
 defrule(rt.joined_vjp, "g, tup, how", None, ("rt.joined_vjp(g_dot, tup, how)", "0"), discrete="how")
 defrule(rt.tangent_list, "xs_dot, xs", None, ("rt.tangent_list(xs_dot_dot, xs)", "0"))
-defrule(rt.index_vjp, "g, x, idx", None, ("rt.index_vjp(g_dot, x, idx)", "0"), discrete="idx")
+defrule(rt.index_vjp, "c, x, idx", ("rt.index_jvp(g, x, idx)", "0"), ("rt.index_vjp(c_dot, x, idx)", "0"),
+        discrete="idx")
 defrule(rt.index_matmul_vjp, "g, y, E, idx", None,
         ("rt.index_matmul_vjp(g_dot, y, E, idx)", "rt.index_matmul_vjp(g, y_dot, E, idx)", "0"), jvp_join=True,
         discrete="idx")
-defrule(rt.add_at, "x_bar, x, idx, g", None, ("x_bar_dot", "0", None, "rt.index_vjp(g_dot, x, idx)"), jvp_join=True,
+defrule(rt.add_at, "x_bar, x, idx, v", ("g", "0", None, "rt.index_jvp(g, x, idx)"),
+        ("x_bar_dot", "0", None, "rt.index_vjp(v_dot, x, idx)"), jvp_join=True, discrete="idx")
+defrule(rt.index_jvp, "x_dot, x, idx", ("rt.index_vjp(g, x, idx)", "0"), ("rt.index_jvp(x_dot_dot, x, idx)", "0"),
         discrete="idx")
-defrule(rt.index_jvp, "x_dot, x, idx", None, ("rt.index_jvp(x_dot_dot, x, idx)", "0"), discrete="idx")
-defrule(rt.item, "g, k", None, "rt.item(g_dot, k)", discrete="k")
+defrule(rt.item, "c, k", "rt.index_vjp(g, c, k)", "rt.item(c_dot, k)", discrete="k")
 defrule(rt.field_vjp, "g, x, name, where=''", None, ("rt.field_vjp(g_dot, x, name, where)", "0"))
 defrule(rt.field_jvp, "x_dot, x, name, where=''", None, ("rt.field_jvp(x_dot_dot, x, name, where)", "0"))
 defrule(rt.item_tangent, "v_dot, k, n", None, "rt.item_tangent(v_dot_dot, k, n)", discrete="k n")
 defrule(rt.index_bar, "y_bar, idx", None, "rt.index_bar(y_bar_dot, idx)", discrete="idx")
-defrule(rt.zero_at, "y_bar, idx", None, "rt.zero_at(y_bar_dot, idx)", discrete="idx")
+defrule(rt.zero_at, "y_bar, idx", "rt.zero_at(g, idx)", "rt.zero_at(y_bar_dot, idx)", discrete="idx")
 defrule(rt.set_at, "y_dot, y, idx, v_dot", None, ("rt.set_at(y_dot_dot, y, idx, 0.0)", "0", None, "rt.set_at(0.0, y, idx, v_dot_dot)"), jvp_join=True,
         discrete="idx")
-defrule(rt.last, "xs_bar", None, "rt.last(xs_bar_dot)")
+defrule(rt.last, "xs_bar", "rt.index_vjp(g, xs_bar, -1)", "rt.last(xs_bar_dot)")
 defrule(rt.drop_last, "xs_bar", None, "rt.drop_last(xs_bar_dot)")
 defrule(".pop", "xs", None, "xs_dot.pop()")
 defrule(rt.saved_item, "x, key", None, ("rt.saved_item(x_dot, key)", "0"))
@@ -150,3 +155,12 @@ defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, ax
 
 defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shared_update, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar,
             builtins.slice, np.floor_divide, rt.user_vjp_rule, rt.user_jvp_rule])
+
+# ---- composition (srcad/composition.py): grad's seed, jacobian's directions and columns -------
+# rt.seed(y, s) is s (or grad's checked 1.0): it does not depend on the output value y
+defrule(rt.seed, "y, s", ("0", "g"), ("0", "s_dot"))
+defrule(rt.stack_columns, "columns, x", ("rt.unstack_columns(g, columns, x)", "0"),
+        ("rt.stack_columns(columns_dot, x)", "0"))
+defrule(rt.unstack_columns, "g, columns, x", ("rt.stack_columns(g, x)", "0", "0"),
+        ("rt.unstack_columns(g_dot, columns, x)", "0", "0"))
+defnondiff([rt.unit_direction])

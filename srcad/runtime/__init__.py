@@ -29,6 +29,7 @@ on sparse_ops' pattern helpers):
   special.py       the scipy.special functions adjoints call
   stats.py         order statistics (median, percentile, quantile) and covariances (cov, corrcoef)
   binomial.py      binomial checkpointing of loops (revolve)
+  compose.py       the directions and columns of srcad.jacobian composed (srcad/composition.py)
   checks.py        run-time checks (aliasing, scalar output, finite derivatives), the seed,
                    user rules
 """
@@ -52,6 +53,7 @@ from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, it
                           sum_items_vjp, tolist_jvp, tolist_vjp)
 from .checks import (ScalarSeed, check_finite, is_scalar, refuse_shared_update, seed, slices_are_views, snapshot,
                      updates_in_place, user_jvp_rule, user_vjp_rule)
+from .compose import stack_columns, unit_direction, unstack_columns
 from . import binomial, linalg, shapes, sparse_ops, sparse_struct, special, stats
 from .binomial import entry_state as loop_entry, revolve
 
