@@ -340,7 +340,10 @@ def _check_tangent_tree(t, x, k, name):
 def _call_jvp(fn, primals, dots):
     """fn(primals, tangents): the generated tangent function's tangent parameters are its last
     len(dots) parameters, in wrt order (named `<param>_dot`, or `<param>_dot_2` where f already
-    has a parameter of that name: forward over forward)."""
+    has a parameter of that name: forward over forward). dots: a list in wrt order, or a dict
+    {tangent parameter name: tangent}."""
+    if isinstance(dots, dict):      # by name
+        return fn(*primals, **dots)
     sig = cache.signature(fn)
     names = list(sig.parameters)[len(sig.parameters) - len(dots):]
     return fn(*primals, **dict(zip(names, dots)))

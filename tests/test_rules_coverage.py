@@ -99,6 +99,7 @@ PROBES = {
     rt.check_finite: (rt.check_finite, [P(), "x", "here"]), rt.pick_weight: (rt.pick_weight, [P(), P()]),
     rt.clip_mask: (rt.clip_mask, [P(), P(()), P((), "big")]), rt.count: (rt.count, [P((3, 4)), 1]),
     rt.zeros_like: (rt.zeros_like, [P()]), rt.is_scalar: (rt.is_scalar, [P()]),
+    rt.unit_direction: (rt.unit_direction, [P((3, 2)), 4]),
     rt.updates_in_place: (rt.updates_in_place, [P()]),
     rt.refuse_shared_update: (rt.refuse_shared_update, [P(()), "x", "f.py", 1, 0, ""]),
     slice: (slice, [1, 5, 2]), np.floor_divide: (np.floor_divide, [P(), P((), "pos")]),

@@ -25,10 +25,10 @@ def _copy(func, variant, name, **attrs):
     by_variant = _COPIES.setdefault(func, {})
     out = by_variant.get(variant)
     if out is None:
-        code = func.__code__.replace(co_name=name) if name != func.__name__ else func.__code__
+        code = func.__code__.replace(co_name=name) if name != func.__code__.co_name else func.__code__
         out = types.FunctionType(code, func.__globals__, name, func.__defaults__, func.__closure__)
         out.__kwdefaults__ = func.__kwdefaults__
-        out.__qualname__ = func.__qualname__ if name == func.__name__ else name
+        out.__qualname__ = attrs.pop("__qualname__", func.__qualname__ if name == func.__name__ else name)
         out.__module__ = func.__module__
         out.__doc__ = func.__doc__
         out.__dict__.update(attrs)
@@ -53,7 +53,9 @@ def transformable(func):
     if is_lambda(func):
         return _copy(func, "lambda", f"lambda_L{func.__code__.co_firstlineno}", __srcad_lambda__=True)
     if isinstance(func, types.FunctionType) and ("__wrapped__" in func.__dict__ or "__signature__" in func.__dict__):
-        return _copy(func, "unwrapped", func.__name__)
+        # named as its code is (functools.wraps gave it the wrapped function's name): the def srcad reads
+        return _copy(func, "unwrapped", func.__code__.co_name, __qualname__=func.__code__.co_qualname,
+                     __srcad_wrapper_of__=func.__name__)
     return func
 
 

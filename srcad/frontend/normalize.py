@@ -21,6 +21,7 @@ from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
 from ..syntax import N as name, Namer, assign, ast_copy
 from .parse import Parsed
+from ..composition import operator_call
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
 _DICT_VIEWS = ("keys", "values", "items")
@@ -339,6 +340,9 @@ class Normalizer:
                          f"srcad.register_vjp rule (a Python pullback srcad cannot differentiate)",
                       "for hessian/hvp define it with srcad.custom_vjp (srcad differentiates its bwd in turn) "
                       "or srcad.custom_jvp (srcad transposes and differentiates its rule)")
+        elif isinstance(e.func, ast.Call) and (applied := operator_call(self, e.func)) is not None:
+            # `srcad.grad(f)(x)`: the operator applied once, here; its result is composed (srcad/composition.py)
+            return self.call(_loc(ast.Call(name(applied), e.args, e.keywords), e), hint)
         elif self.is_global_ref(e.func):
             self.fail(e, f"a call of `{ast.unparse(e.func)}`, a name that is not defined where the function is",
                       "define or import it at module level before differentiating the function")

@@ -26,10 +26,12 @@ class Parsed:
     extra_watch: list = field(default_factory=list)   # (watch, key, object) beyond free names: callables.py
     generated: bool = False                   # srcad's own generated code, transformed again
     global_writes: set = field(default_factory=set)   # (line, name): writes into shared objects (aliases)
+    renamed: dict = field(default_factory=dict)       # a decorator wrapper's closure names: new -> old
 
     def current(self, name):
         """What a free name of the function refers to now (closure cell, else module global)."""
         code = self.func.__code__
+        name = self.renamed.get(name, name)
         if name in code.co_freevars:
             try:
                 return self.func.__closure__[code.co_freevars.index(name)].cell_contents
@@ -177,6 +179,32 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     receiver = getattr(func, "__srcad_receiver__", None)
     if receiver is not None and node.args.args:
         receiver = (node.args.args[0].arg,) + receiver + (getattr(func, "__srcad_instance__", None),)
+    env = _free_env(func)
+    renamed = _rename_wrapper_closure(func, node, env)
     # a function srcad composed (srcad/composition.py): stale once the derivative it calls is
-    return Parsed(func, node, filename, _free_env(func), receiver=receiver if node.args.args else None,
-                  extra_watch=list(getattr(func, "__srcad_watch__", ())))
+    return Parsed(func, node, filename, env, receiver=receiver if node.args.args else None,
+                  extra_watch=list(getattr(func, "__srcad_watch__", ())), renamed=renamed)
+
+
+def _rename_wrapper_closure(func, node, env):
+    """A decorator's wrapper reads the function it wraps from its closure, under one name for every
+    function the decorator wraps (`g`): in the generated module, where closure variables become
+    module-level names, each wrapper's gets the wrapped function's name (`g_of_f`), so that two
+    decorated functions can be transformed together. Returns {new name: closure name}."""
+    wrapped = getattr(func, "__srcad_wrapper_of__", None)
+    if not wrapped or not func.__code__.co_freevars:
+        return {}
+    suffix = "".join(c if c.isalnum() or c == "_" else "_" for c in wrapped)
+    taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | set(env)
+    renamed = {}
+    for v in func.__code__.co_freevars:
+        new = f"{v}_of_{suffix}"
+        while new in taken:
+            new += "_"
+        renamed[v] = new
+        if v in env:
+            env[new] = env[v]
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in renamed:
+            n.id = renamed[n.id]
+    return {new: old for old, new in renamed.items()}

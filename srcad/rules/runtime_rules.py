@@ -64,10 +64,13 @@ defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis
 # The cotangent of a sparse operand has the operand's pattern, and a duplicate entry holds its own
 # cotangent: the tangent pieces are added entry by entry with rt.add (jvp_join), never with `+`,
 # which is scipy's matrix sum and would merge duplicates (each would then be read back as the sum).
-defrule(rt.matmul_vjp_x, "g, x, y", None,
-        ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"), jvp_join=True)
-defrule(rt.matmul_vjp_y, "g, x, y", None,
-        ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
+# matmul_vjp_x(c, x, y) = c @ y^T is linear in c (the transpose of x -> x @ y, so its own transpose
+# is C -> C @ y) and in y (its transpose: C -> C^T c, which is matmul_vjp_y(c, C, y)); x gives a shape
+defrule(rt.matmul_vjp_x, "c, x, y", ("rt.unbroadcast(rt.matmul_or_zero(g, y), c)", "0", "rt.matmul_vjp_y(c, g, y)"),
+        ("rt.matmul_vjp_x(c_dot, x, y)", "0", "rt.matmul_vjp_x(c, x, y_dot)"), jvp_join=True)
+# matmul_vjp_y(c, x, y) = x^T c: linear in c (transpose: C -> x @ C) and in x (transpose: C -> c C^T)
+defrule(rt.matmul_vjp_y, "c, x, y", ("rt.unbroadcast(rt.matmul_or_zero(x, g), c)", "rt.matmul_vjp_x(c, x, g)", "0"),
+        ("rt.matmul_vjp_y(c_dot, x, y)", "rt.matmul_vjp_y(c, x_dot, y)", "0"), jvp_join=True)
 defrule(rt.outer_vjp, "g, x, y", None, ("rt.outer_vjp(g_dot, x, y)", "0", "rt.outer_vjp(g, x, y_dot)"))
 defrule(rt.solve_vjp_b, "g, a", None,
         ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))
@@ -163,4 +166,6 @@ defrule(rt.stack_columns, "columns, x", ("rt.unstack_columns(g, columns, x)", "0
         ("rt.stack_columns(columns_dot, x)", "0"))
 defrule(rt.unstack_columns, "g, columns, x", ("rt.stack_columns(g, x)", "0", "0"),
         ("rt.unstack_columns(g_dot, columns, x)", "0", "0"))
+defrule(rt.matmul_or_zero, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
+        ("rt.matmul_or_zero(x_dot, y)", "rt.matmul_or_zero(x, y_dot)"), jvp_join=True)
 defnondiff([rt.unit_direction])

@@ -53,7 +53,7 @@ from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, it
                           sum_items_vjp, tolist_jvp, tolist_vjp)
 from .checks import (ScalarSeed, check_finite, is_scalar, refuse_shared_update, seed, slices_are_views, snapshot,
                      updates_in_place, user_jvp_rule, user_vjp_rule)
-from .compose import stack_columns, unit_direction, unstack_columns
+from .compose import matmul_or_zero, stack_columns, unit_direction, unstack_columns
 from . import binomial, linalg, shapes, sparse_ops, sparse_struct, special, stats
 from .binomial import entry_state as loop_entry, revolve
 

@@ -40,3 +40,14 @@ def unstack_columns(g, columns, x):
         piece = flat[..., j]
         out.append(float(piece) if np.ndim(c) == 0 and not isinstance(c, np.ndarray) else piece.copy())
     return out
+
+
+def matmul_or_zero(a, b):
+    """a @ b, where a cotangent that is still the symbolic zero (0.0) gives that zero: the adjoint
+    of a matmul adjoint (reverse over reverse) meets cotangents that nothing reached yet."""
+    from .products import matmul
+    if _is_zero(a):
+        return a
+    if _is_zero(b):
+        return b
+    return matmul(a, b)

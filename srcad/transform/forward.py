@@ -174,7 +174,7 @@ class Forward:
         sig_params, args = self.unit.bind_callee(op.callee, op.rhs, op.receiver, self.parsed)
         act = tuple(p for p, a in zip(sig_params, args) if isinstance(a, ast.Name) and a.id in self.an.active)
         name = self.unit.callee_jvp(op.callee, act)
-        kws = [ast.keyword(arg=p + "_dot", value=N(self.dot(a.id)))
+        kws = [ast.keyword(arg=self.unit.tangent_param(name, p), value=N(self.dot(a.id)))
                for p, a in zip(sig_params, args) if p in act]
         pos_args, kw_args = self.unit.call_parts(op.callee, sig_params, args)
         call = ast.Call(N(name), pos_args, kw_args + kws)

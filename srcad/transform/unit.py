@@ -10,10 +10,11 @@ import inspect
 import keyword
 import math
 import re
+import textwrap
 import types
 from typing import TYPE_CHECKING
 
-from ..errors import SrcadError
+from ..errors import SrcadError, UnsupportedSyntaxError
 from ..frontend.aliases import check_aliases
 from ..frontend.analyze import Analysis
 from ..frontend.fence import fence
@@ -127,10 +128,19 @@ class Unit:
         name = name or self.fresh(fn.name + "_jvp")
         self.names.add(name)
         an.check_mutations("forward")
-        out = Forward(fn, an, parsed, normalizer.namer, wrt_names, self).run(name)
+        fwd = Forward(fn, an, parsed, normalizer.namer, wrt_names, self)
+        # its tangent parameters, named before the body is (a recursive call passes them): `x_dot`, or
+        # `x_dot_2` where the function already has an `x_dot` (forward mode over tangent code)
+        self.tangent_params = getattr(self, "tangent_params", {})
+        self.tangent_params[name] = {w: fwd.dot(w) for w in wrt_names}
+        out = fwd.run(name)
         out.srcad_from = _origin(parsed)
         self.functions.append(out)
         return out, wrt_names
+
+    def tangent_param(self, name, param):
+        """The name of the tangent parameter of `param` in the generated tangent function `name`."""
+        return self.tangent_params[name][param]
 
     def callee_jvp(self, func, act_params):
         key = ("jvp", func, act_params)
@@ -162,9 +172,9 @@ class Unit:
         names, args = [], []
         for p, param in sig.parameters.items():
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise SrcadError(f"the call `{ast.unparse(call)}` calls {func.__name__}, which takes *args or "
-                                 f"**kwargs, and srcad does not transform such functions. Name every parameter "
-                                 f"of {func.__name__}.", *where)
+                raise UnsupportedSyntaxError(
+                    f"the call `{ast.unparse(call)}` of {func.__name__}, which takes *args or **kwargs (srcad does "
+                    f"not transform such functions)", *where, hint=f"Name every parameter of {func.__name__}")
             names.append(p)
             if p in b.arguments:
                 args.append(b.arguments[p])
@@ -240,7 +250,7 @@ class Unit:
                 v = p.env[k]
                 if p.current(k) is v:
                     self.watch.append((p, k, v))
-                if k in env and env[k] is not v:
+                if k in env and env[k] is not v and not _same_generated(env[k], v):
                     raise SrcadError(f"the name `{k}` means different things in the modules of the functions "
                                      f"srcad transforms together (in {p.filename} and another). Rename one of "
                                      f"them.", p.filename, p.tree.lineno, 0)
@@ -268,6 +278,21 @@ class Unit:
                 supplied[name] = obj
         imports.append("from srcad import runtime as rt")
         return imports + ([""] + constants if constants else []), supplied
+
+
+def _same_generated(a, b):
+    """Two copies of one generated function (srcad's code transformed again holds the functions it
+    calls as copies in its own module): the same text, whose free names are checked on their own."""
+    if not (is_generated(a) and is_generated(b)):
+        return False
+    try:
+        return a.__name__ == b.__name__ and _tree_text(a) == _tree_text(b)
+    except (OSError, TypeError, SyntaxError):
+        return False
+
+
+def _tree_text(func):
+    return ast.dump(ast.parse(textwrap.dedent(inspect.getsource(func))))
 
 
 def _origin(parsed):
