@@ -449,7 +449,7 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     passed = _as_passed(f, "jacobian")
     if passed:
         return derived(_bind_front(jacobian(passed[0], _shift(wrt, len(passed[1])), mode, sparsity, batch),
-                                   f, passed[1], {}), "jacobian", f, wrt)
+                                   f, passed[1], {}), "jacobian", f, wrt, sparsity=sparsity)
     if sparsity not in (None, "auto"):
         raise SrcadError(f"sparsity must be None or 'auto', not {sparsity!r}. Pass one of those.")
     k = _single_wrt(f, wrt, "jacobian")
@@ -488,7 +488,7 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
         # rows of J are columns of J^T: the same batched sweeps, with the adjoint as the sweep
         Jt = _forward_columns(lambda s: (None, fn(*args, s)), y, xshape, batched=not unbatched)
         return Jt.T.reshape(np.shape(y) + xshape)
-    return derived(wrapper, "jacobian", f, wrt)
+    return derived(wrapper, "jacobian", f, wrt, sparsity=sparsity)
 
 
 def _tree_jacobian(f, k, args, y, mode, tangent_sweep):

@@ -148,7 +148,9 @@ def _gradient_parts(d, func, pre, kw, name):
         raise SrcadError(f"srcad.{d.op}(..., row_sparse=True) returns RowSparse gradients, which srcad does not "
                          f"differentiate again. Drop row_sparse to compose {d.op}.")
     from .api import _check_scalar, _variant
-    variant = _variant("value+numerics" if opts.get("check_numerics") else "value", opts.get("checkpoint"))
+    # checkpoint=k gives the same gradient, bit for bit, as checkpoint=None, whose code (no revolve
+    # schedule) is what is differentiated again
+    variant = _variant("value+numerics" if opts.get("check_numerics") else "value", None)
     wrt = _shift(d.wrt, len(pre))
     mod = cache.module(func, "reverse", wrt, (), variant)
     main = getattr(mod, mod.srcad_main)
@@ -178,6 +180,9 @@ def _jacobian_parts(d, func, pre, kw, name, tangent_of=None):
     """jacobian (and hessian, the jacobian of the gradient): one tangent sweep per unit direction
     of the argument, the columns stacked."""
     k = _single(func, _shift(d.wrt, len(pre)), f"srcad.{d.op}")
+    if d.options.get("sparsity") is not None:
+        raise SrcadError(f"srcad.jacobian(..., sparsity={d.options['sparsity']!r}) returns a sparse matrix, which srcad "
+                         f"does not differentiate again. Drop sparsity to compose jacobian.")
     sweep = tangent_of or func
     mod = cache.module(sweep, "forward", k)
     main = getattr(mod, mod.srcad_main)

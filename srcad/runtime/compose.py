@@ -1,13 +1,23 @@
 """What srcad's composed functions call (srcad/composition.py): the plain Python function that
 computes `srcad.jacobian(f)` sweeps f's tangent code once per unit direction and stacks the
 columns; these helpers make the directions and stack (and unstack) the columns."""
+import numbers
+
 import numpy as np
 
+from ..errors import SrcadError
 from .values import _is_zero
+
+
+def _plain_value(v, what):
+    if not (isinstance(v, (np.ndarray, np.generic)) or isinstance(v, numbers.Real) and not isinstance(v, bool)):
+        raise SrcadError(f"srcad.jacobian differentiated again (composed) needs {what} to be an array or a number, "
+                         f"not {type(v).__name__}: differentiate a function of (and returning) one array")
 
 
 def unit_direction(x, j):
     """The j-th unit direction of x's space: 1.0 for a number, else an array of x's shape."""
+    _plain_value(x, "the argument")
     if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
         return 1.0
     e = np.zeros(np.shape(x))
@@ -20,6 +30,8 @@ def stack_columns(columns, x):
     in order (linear in the columns)."""
     if not columns:
         raise ValueError("srcad.jacobian of a function of an empty array: there is no column to stack")
+    for c in columns:
+        _plain_value(c, "the output")
     shape = next((np.shape(c) for c in columns if not _is_zero(c)), np.shape(columns[0]))
     cols = [np.broadcast_to(np.asarray(c, dtype=float) if _is_zero(c) else np.asarray(c), shape)
             for c in columns]
