@@ -255,7 +255,10 @@ def vjp(f, *args, checkpoint=None):
     if passed:
         func, pre, _ = passed
         y, pullback = vjp(func, *pre, *args, checkpoint=checkpoint)
-        return y, lambda dy: pullback(dy)[len(pre):]
+
+        def pullback_passed(dy):
+            return pullback(dy)[len(pre):]
+        return y, derived(pullback_passed, "pullback", f, None, args=args)
     check_args(f, args)
     idx = tuple(k for k, a in enumerate(args) if _differentiable_arg(a))
     y = f(*args)
@@ -273,7 +276,7 @@ def vjp(f, *args, checkpoint=None):
         for k, g in zip(idx, grads):
             out[k] = g
         return tuple(out)
-    return y, pullback
+    return y, derived(pullback, "pullback", f, None, args=args)
 
 
 def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None):

@@ -224,6 +224,30 @@ def _hvp_parts(d, func, pre, kw, name, gradient):
     return dict(name=name, signature=sig, doc=doc, body=body, calls={fname: main}, supplied=supplied)
 
 
+def _pullback_parts(d, func, pre, kw, name):
+    """The pullback srcad.vjp(f, *args) returned: f's adjoint at those arguments, linear in dy."""
+    from .api import _differentiable_arg
+    args = tuple(pre) + tuple(d.options["args"])
+    idx = tuple(k for k, a in enumerate(args) if _differentiable_arg(a))
+    mod = cache.module(func, "reverse", idx, (), "plain")
+    main = getattr(mod, mod.srcad_main)
+    seed_param = list(cache.signature(main).parameters)[-1]
+    supplied = {f"{name}_arg_{k}": a for k, a in enumerate(args)}
+    call = ", ".join(list(supplied) + [f"{seed_param}=dy"])
+    fname = mod.srcad_main
+    body = [f"grads = {fname}({call})"]
+    out = []
+    for k in range(len(pre), len(args)):
+        if k in idx:
+            body.append(f"grad_{k} = grads[{idx.index(k)}]")
+            out.append(f"grad_{k}")
+        else:
+            out.append("None")
+    body.append(f"return ({', '.join(out)}{',' if len(out) == 1 else ''})")
+    doc = f"the pullback srcad.vjp({func.__name__}, ...) returned, as a plain function: its adjoint at those arguments."
+    return dict(name=name, signature="dy", doc=doc, body=body, calls={fname: main}, supplied=supplied)
+
+
 def _parts(d, func, pre, kw):
     base = "".join(c if c.isalnum() or c == "_" else "_" for c in func.__name__).strip("_") or "f"
     name = f"{d.op}_of_{base}"
@@ -231,6 +255,8 @@ def _parts(d, func, pre, kw):
         return _gradient_parts(d, func, pre, kw, name)
     if d.op == "jacobian":
         return _jacobian_parts(d, func, pre, kw, name)
+    if d.op == "pullback":
+        return _pullback_parts(d, func, pre, kw, name)
     if d.op in ("hessian", "hvp"):
         gradient = Derived("grad", d.f, d.wrt).plain()
         if d.op == "hvp":

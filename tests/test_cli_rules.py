@@ -57,7 +57,8 @@ def test_srcad_rules_all_lists_runtime_helpers(capsys):
     assert main(["rules", "--all"]) == 0
     text = capsys.readouterr().out
     rows = _rows(text)
-    assert rows["srcad.runtime.sum_vjp"] == (False, True, "g")
+    assert rows["srcad.runtime.cumsum_vjp"] == (False, True, "g")
+    assert rows["srcad.runtime.sum_vjp"] == (True, True, "c")     # reverse over reverse composes
     assert "srcad.runtime.solve_vjp_a" in rows
     assert main(["rules"]) == 0
     assert "srcad.runtime.sum_vjp" not in capsys.readouterr().out

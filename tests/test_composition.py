@@ -397,3 +397,32 @@ def test_mixed_partials_and_bound_arguments():
     assert np.isclose(srcad.grad(srcad.grad(two, wrt=1), wrt=0)(x, y), want)
     assert np.isclose(srcad.grad(srcad.grad(two), wrt=1)(x, y), want)
     assert np.isclose(srcad.grad(srcad.grad(functools.partial(two, x)))(y), -x * x * np.sin(x * y))
+
+
+DP = srcad.grad(functools.partial(two, 0.4))     # a wrapper with no __name__ of its own to copy
+
+
+def item_of_grad(x):
+    return DF(x)[0] + DP(x[1])
+
+
+def test_an_item_of_a_gradient_called_inside():
+    # (once differentiated as if DF were quad_sin itself, through __wrapped__)
+    H = quad_sin_hessian(X3)
+    y = X3[1]
+    want = H[0] + np.array([0.0, -0.4 * 0.4 * np.sin(0.4 * y), 0.0])
+    assert np.allclose(srcad.grad(item_of_grad)(X3), want)
+
+
+def sin_ax(x):
+    return np.sin(A @ x)
+
+
+def test_a_vjp_pullback_is_differentiated_as_it_computes():
+    y, pullback = srcad.vjp(sin_ax, X3)
+    J = np.cos(A @ X3)[:, None] * A         # by hand
+    assert np.allclose(pullback(V3)[0], J.T @ V3)
+    assert np.allclose(srcad.grad(lambda dy: pullback(dy)[0] @ W3)(V3), J @ W3)
+    assert np.allclose(srcad.jacobian(lambda dy: pullback(dy)[0])(V3), J.T)
+    _, bound = srcad.vjp(functools.partial(two, 0.4), 1.3)
+    assert np.isclose(srcad.grad(lambda dy: bound(dy)[0])(2.0), 0.4 * np.cos(0.4 * 1.3) + 0.16)

@@ -44,6 +44,8 @@ def _restore_item():
 def is_user_function(obj):
     if not isinstance(obj, types.FunctionType):
         return False
+    if hasattr(obj, "__srcad_derived__"):     # what a srcad operator returned: composed (srcad/composition.py)
+        return True
     mod = getattr(obj, "__module__", "") or ""
     return mod.split(".")[0] not in _SYSTEM_MODULES
 
