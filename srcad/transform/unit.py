@@ -96,6 +96,7 @@ class Unit:
         check = getattr(self, "check_numerics", False)
         from .reverse import Reverse
         parsed, fn, normalizer = prepare(func)
+        _refuse_reverse_over_tape(parsed)
         self.parsed.append(parsed)
         wrt_names = wrt_names_of(fn, wrt)
         an = Analysis(fn, parsed, normalizer.locals, wrt_names)
@@ -289,6 +290,23 @@ def _same_generated(a, b):
         return a.__name__ == b.__name__ and _tree_text(a) == _tree_text(b)
     except (OSError, TypeError, SyntaxError):
         return False
+
+
+def _refuse_reverse_over_tape(parsed):
+    """Reverse mode over srcad's own generated code that keeps a tape (an adjoint of a loop, of list
+    appends, of item writes undone): the tape's pops are not differentiated in reverse mode yet. Said
+    so, with what works (forward mode over the adjoint), rather than run."""
+    if not parsed.generated:
+        return
+    for n in ast.walk(parsed.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop":
+            origin = re.search(r"`(\w+)`", parsed.line_text(parsed.tree.lineno - 1) or "")
+            raise UnsupportedSyntaxError(
+                f"reverse mode over the adjoint srcad generated{' from `' + origin.group(1) + '`' if origin else ''}, "
+                f"which replays a tape (a loop, list appends or item writes: `{ast.unparse(n)}`), as in "
+                f"srcad.grad(srcad.grad(f))", *parsed.where(n),
+                hint="take the second derivative by forward mode over the gradient: srcad.jacobian(srcad.grad(f)), "
+                     "srcad.hessian(f) or srcad.hvp(f) (or srcad.jvp of a function calling srcad.grad(f))")
 
 
 def _tree_text(func):
