@@ -426,3 +426,24 @@ def test_a_vjp_pullback_is_differentiated_as_it_computes():
     assert np.allclose(srcad.jacobian(lambda dy: pullback(dy)[0])(V3), J.T)
     _, bound = srcad.vjp(functools.partial(two, 0.4), 1.3)
     assert np.isclose(srcad.grad(lambda dy: bound(dy)[0])(2.0), 0.4 * np.cos(0.4 * 1.3) + 0.16)
+
+
+M3 = np.array([[3.0, 0.2, 0.1], [0.4, 2.5, -0.3], [0.2, 0.1, 2.0]])
+
+
+def solve_sq(b):
+    return np.sum(np.linalg.solve(M3, b) ** 2)
+
+
+def solve_w(a, b):
+    return np.sum(np.linalg.solve(a, b) * W3)
+
+
+def test_reverse_over_reverse_through_solve():
+    Mi = np.linalg.inv(M3)
+    # the Hessian of |A^-1 b|^2 is 2 A^-T A^-1 (by hand)
+    assert np.allclose(srcad.grad(lambda b: srcad.grad(solve_sq)(b) @ V3)(X3), 2 * Mi.T @ Mi @ V3)
+    # d/dA of v . A^-T w, against central differences of the formula
+    by_hand = lambda a: V3 @ np.linalg.solve(a.T, W3)       # noqa: E731
+    got = srcad.grad(lambda a: srcad.grad(solve_w, wrt=1)(a, X3) @ V3)(M3)
+    assert np.allclose(got, numerical_grad(by_hand, (M3,)).reshape(3, 3), atol=1e-7)

@@ -72,8 +72,11 @@ defrule(rt.matmul_vjp_x, "c, x, y", ("rt.unbroadcast(rt.matmul_or_zero(g, y), c)
 defrule(rt.matmul_vjp_y, "c, x, y", ("rt.unbroadcast(rt.matmul_or_zero(x, g), c)", "rt.matmul_vjp_x(c, x, g)", "0"),
         ("rt.matmul_vjp_y(c_dot, x, y)", "rt.matmul_vjp_y(c, x_dot, y)", "0"), jvp_join=True)
 defrule(rt.outer_vjp, "g, x, y", None, ("rt.outer_vjp(g_dot, x, y)", "0", "rt.outer_vjp(g, x, y_dot)"))
-defrule(rt.solve_vjp_b, "g, a", None,
-        ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))
+# solve_vjp_b(c, a) = A^-T c: its transpose in c is C -> A^-1 C; in a, C -> -(A^-T c)(A^-1 C)^T
+defrule(rt.solve_vjp_b, "c, a",
+        ("rt.solve_vjp_b(g, np.swapaxes(a, -1, -2))",
+         "rt.solve_vjp_a(c, a, rt.solve_vjp_b(g, np.swapaxes(a, -1, -2)))"),
+        ("rt.solve_vjp_b(c_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(c, a)), a)"))
 # solve_vjp_a(g, a, out) = -outer(A^-T g, out): linear in g and in out; through A^-T as solve_vjp_b
 defrule(rt.solve_vjp_a, "g, a, out", None,
         ("rt.solve_vjp_a(g_dot, a, out)",
