@@ -447,3 +447,29 @@ def test_reverse_over_reverse_through_solve():
     by_hand = lambda a: V3 @ np.linalg.solve(a.T, W3)       # noqa: E731
     got = srcad.grad(lambda a: srcad.grad(solve_w, wrt=1)(a, X3) @ V3)(M3)
     assert np.allclose(got, numerical_grad(by_hand, (M3,)).reshape(3, 3), atol=1e-7)
+
+
+def uses_jacobian(x):
+    return V3 @ srcad.jacobian(vec)(x) @ W3
+
+
+def indexed(x):
+    return x[0] * x[1] ** 2 + np.sum(x[1:] ** 3)
+
+
+def indexed_hessian(x):
+    H = np.zeros((3, 3))
+    H[0, 1] = H[1, 0] = 2 * x[1]
+    H[1, 1] = 2 * x[0] + 6 * x[1]
+    H[2, 2] = 6 * x[2]
+    return H
+
+
+def test_reverse_over_forward_and_subscripts():
+    # reverse mode over the tangent code srcad.jacobian sweeps (rt.index_jvp, rt.sum_jvp, ...)
+    want = numerical_grad(lambda x: V3 @ vec_jacobian(x) @ W3, (X3,))
+    assert np.allclose(srcad.grad(uses_jacobian)(X3), want, atol=1e-7)
+    H = indexed_hessian(X3)
+    assert np.allclose(srcad.grad(lambda x: srcad.grad(indexed)(x) @ V3)(X3), H @ V3)
+    assert np.allclose(srcad.jacobian(srcad.grad(indexed), mode="reverse")(X3), H)
+    assert np.allclose(srcad.jacobian(srcad.jacobian(indexed))(X3), H)
