@@ -7,6 +7,7 @@ import math
 import numpy as np
 import scipy.special
 
+import srcad
 from srcad import runtime as rt
 
 
@@ -213,7 +214,7 @@ def call_star_helper(x):
 
 
 def transpose_vjp_direct(x):
-    return np.sum(rt.sum_vjp(x, x))  # here
+    return np.sum(rt.cumsum_vjp(x, x))  # here
 
 
 def uses_math(x):
@@ -294,3 +295,27 @@ def percentile_nearest(x):
 
 def norm_order_zero(x):
     return np.linalg.norm(x, 0.0 * x[0])  # here
+
+
+# composition (srcad/composition.py, frontend/callables.py)
+def sin_for_cache(x):  # here
+    return np.sin(x) * x
+
+
+cached_sin = __import__("functools").lru_cache(maxsize=None)(sin_for_cache)
+
+
+def star_for_composition(*args):  # here
+    return args[0] ** 2
+
+
+def operator_of_a_local(x):
+    h = sin_for_cache
+    return srcad.grad(h)(x)  # here
+
+
+def loop_for_second_order(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sin(x * i)  # here
+    return np.sum(s)

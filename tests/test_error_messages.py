@@ -105,6 +105,14 @@ SITES = _sites()
 
 # paths no case below reaches, each with the reason (keys as Site.key)
 NOT_RENDERED = {
+    # composition: options of the operator composed (no line of the user's code is at fault), and safety nets
+    "srcad/composition.py:_gradient_parts:": "row_sparse=True composed: an option, not a line (test_composition)",
+    "srcad/composition.py:_hvp_parts:": "hvp composed for an f with a parameter named v: an option, not a line",
+    "srcad/composition.py:_jacobian_parts:": "sparsity='auto' composed: an option, not a line (test_composition)",
+    "srcad/composition.py:_params:": "unreachable: *args is refused when the function is first transformed",
+    "srcad/composition.py:_parts:": "unreachable: every operator that marks its result is handled",
+    "srcad/composition.py:_single:": "unreachable: the operator checked wrt when it was made",
+    "srcad/runtime/compose.py:_plain_value:": "a pytree through a composed jacobian: found at run time, no line",
     "srcad/frontend/inplace.py:fail:": "inplace's one raise; every inplace case goes through it",
     # the helpers every frontend error goes through: reached by every frontend case
     "srcad/frontend/fence.py:fail:": "the fence's one raise; every fence case goes through it",
@@ -384,7 +392,7 @@ CASES = [
     # transform
     Case("reverse_only_rule", _jvp(uses_reverse_only, X), "`_reverse_only`, which has a reverse-mode rule",
          "srcad.register_jvp(_reverse_only, rule)", THIS_FILE, func=uses_reverse_only),
-    user(c.transpose_vjp_direct, "the argument `g` of `rt.sum_vjp(x, x)`", "srcad.register_vjp(rt.sum_vjp, rule)"),
+    user(c.transpose_vjp_direct, "the argument `g` of `rt.cumsum_vjp(x, x)`", "srcad.register_vjp(rt.cumsum_vjp, rule)"),
     Case("forward_argument", _jvp(c.logspace_base, X), "the argument `base` of `np.logspace(",
          "srcad.register_jvp(np.logspace, rule)", func=c.logspace_base),
     Case("second_derivative_of_register_vjp", lambda: srcad.hessian(uses_reverse_only)(X),
@@ -393,6 +401,13 @@ CASES = [
          "as a method of the class", func=c.WithStoredFunction.loss),
     user(c.wrong_call, "the call `helper_two(x, c=2.0)`", "Pass the arguments helper_two takes"),
     user(c.call_star_helper, "takes *args or **kwargs", "Name every parameter"),
+    # composition
+    Case("lru_cache", grad_of(c.cached_sin, X), "a function wrapped by functools._lru_cache_wrapper",
+         "its `__wrapped__`, here `sin_for_cache`", func=c.sin_for_cache),
+    user(c.operator_of_a_local, "`srcad.grad(h)` applied inside the function", "apply srcad.grad at module level"),
+    Case("reverse_over_tape", lambda: srcad.grad(srcad.grad(c.loop_for_second_order))(0.3),
+         "reverse mode over the adjoint srcad generated from `loop_for_second_order`",
+         "srcad.jacobian(srcad.grad(f))", func=c.loop_for_second_order),
     # runtime helpers, placed on the user line whose generated code was running
     Case("shared_update", grad_of(c.maybe_shared, X, X.copy(), True), "`y += x` writing into `y`, which may be "
          "the same array as `s`", "make it a copy where it is assigned", func=c.maybe_shared),

@@ -127,8 +127,8 @@ def _refuse_wrapper(f):
             f"a function wrapped by {type(f).__module__}.{type(f).__qualname__} (not Python code srcad can read; "
             f"srcad does not differentiate the function it wraps in its place)",
             code.co_filename if code else "<unknown>", code.co_firstlineno if code else 0, 0,
-            hint=f"differentiate the function it wraps, `{name}.__wrapped__` (lru_cache and cache compute the same "
-                 f"values), or write the wrapper as a Python function")
+            hint=f"differentiate the function it wraps (its `__wrapped__`, here `{name}`; lru_cache and cache "
+                 f"compute the same values), or write the wrapper as a Python function")
     return None
 
 
