@@ -373,6 +373,21 @@ CASES += [
 ]
 
 
+# the helpers of srcad/composition.py's plain functions (grad's seed, jacobian's columns) and the
+# zero-aware product of matmul adjoints' adjoints
+def h_composition(x, y, w):
+    cols = [x * y[0], np.sin(x)]
+    J = rt.stack_columns(cols, y[:2])                      # (3,) + (2,)
+    back = rt.unstack_columns(J * J, cols, y[:2])
+    s = rt.seed(np.sum(x), y[1] ** 2)
+    return np.sum(rt.matmul_or_zero(J, y[:2]) * w) + np.sum(back[0] * back[1] * w) + s * w[0]
+
+
+CASES += [
+    Case("helper_composition", h_composition, (A((3,)), A((2,)), W), wrt=(0, 1)),
+]
+
+
 # forward-only helpers: rules that let tangent code be transformed again, where no generated code
 # reaches them today
 def f_replace_at(x, w):
