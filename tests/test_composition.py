@@ -473,3 +473,17 @@ def test_reverse_over_forward_and_subscripts():
     assert np.allclose(srcad.grad(lambda x: srcad.grad(indexed)(x) @ V3)(X3), H @ V3)
     assert np.allclose(srcad.jacobian(srcad.grad(indexed), mode="reverse")(X3), H)
     assert np.allclose(srcad.jacobian(srcad.jacobian(indexed))(X3), H)
+
+
+def recursive(x, n):
+    if n == 0:
+        return np.sum(x * x)
+    return recursive(np.sin(x), n - 1) + np.sum(x) ** 2
+
+
+def test_second_order_through_recursion_every_order():
+    f = lambda x: recursive(x, 2)       # noqa: E731
+    H = numerical_hessian(f, (X3,))
+    assert np.allclose(srcad.jacobian(srcad.jacobian(f))(X3), H, atol=1e-5)      # forward over forward
+    assert np.allclose(srcad.jacobian(srcad.grad(f))(X3), H, atol=1e-5)          # forward over reverse
+    assert np.allclose(srcad.grad(lambda x: srcad.grad(f)(x) @ V3)(X3), H @ V3, atol=1e-5)   # reverse over reverse

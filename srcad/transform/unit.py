@@ -282,13 +282,14 @@ class Unit:
 
 
 def _same_generated(a, b):
-    """Two copies of one generated function (srcad's code transformed again holds the functions it
-    calls as copies in its own module): the same text, whose free names are checked on their own."""
-    if not (is_generated(a) and is_generated(b)):
+    """A generated function and another copy of it, or of the user function it was copied from
+    (srcad's code transformed again holds the functions it calls as copies in its own module): the
+    same syntax tree, whose free names are checked on their own."""
+    if not (is_generated(a) or is_generated(b)) or not (callable(a) and callable(b)):
         return False
     try:
         return a.__name__ == b.__name__ and _tree_text(a) == _tree_text(b)
-    except (OSError, TypeError, SyntaxError):
+    except (OSError, TypeError, SyntaxError, AttributeError):
         return False
 
 
