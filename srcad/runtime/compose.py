@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from ..errors import SrcadError
+from .products import matmul
 from .values import _is_zero
 
 
@@ -57,7 +58,6 @@ def unstack_columns(g, columns, x):
 def matmul_or_zero(a, b):
     """a @ b, where a cotangent that is still the symbolic zero (0.0) gives that zero: the adjoint
     of a matmul adjoint (reverse over reverse) meets cotangents that nothing reached yet."""
-    from .products import matmul
     if _is_zero(a):
         return a
     if _is_zero(b):
