@@ -55,8 +55,11 @@ defrule([np.clip, ".clip"], "x, a_min=None, a_max=None",
          "rt.unbroadcast(g * np.greater(x, a_max), a_max)"),
         ("x_dot * rt.clip_mask(x, a_min, a_max)", "rt.broadcast_like(a_min_dot * np.less(x, a_min), ans)",
          "rt.broadcast_like(a_max_dot * np.greater(x, a_max), ans)"))
-defrule([np.asarray, np.array, np.float64, builtins.float], "x, dtype=None",
-        "rt.as_cotangent(g, x)", "rt.as_tangent(x_dot, ans)", discrete="dtype")
+# casts: to a float dtype the identity (in that dtype); to an integer or bool dtype piecewise
+# constant, so no derivative. The helpers decide from the result's dtype, which covers a dtype
+# known only at run time (`x.astype(t)`); the integer scalar types are declared below.
+defrule([np.asarray, np.array, np.float64, np.float32, np.float16, builtins.float], "x, dtype=None",
+        "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)", discrete="dtype")
 
 # ---- reductions --------------------------------------------------------------------------
 _RED = "x, axis=None, dtype=None, out=None, keepdims=False"
@@ -89,7 +92,8 @@ defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
          np.atleast_1d, np.atleast_2d, np.atleast_3d],
         "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)", discrete="shape")
-defrule(".astype", "x, dtype, *args, **kwargs", "rt.as_cotangent(g, x)", "x_dot.astype(dtype)", discrete="dtype")
+defrule(".astype", "x, dtype, *args, **kwargs", "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)",
+        discrete="dtype")
 defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
 defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",
         "np.concatenate(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
@@ -339,6 +343,9 @@ defrule("op:Field", "x, name, where", "rt.field_vjp(g, x, name, where)", "rt.fie
 defrule("op:NamedTuple", "*items", "rt.item(g, k)", "rt.item_tangent(items_dot, k, len(items))", jvp_join=True)
 
 # ---- outputs carry no derivative ---------------------------------------------------------
+# casts to integer or bool types: piecewise constant (no derivative)
+defnondiff([np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp,
+            np.bool_, rt.discrete_result])
 defnondiff([len, range, int, bool, isinstance, print, round,
             np.shape, np.ndim, np.size, np.sign, np.floor, np.ceil, np.round, np.rint,
             np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero,

@@ -25,7 +25,7 @@ _CONSUMING = frozenset({"add", "add_at", "zero_at"})
 
 # runtime helpers without effects: they read their arguments and return a new value
 _RT_PURE = frozenset("""
-unbroadcast broadcast_like finalize zeros_like log_or_zero pick_weight clip_mask as_cotangent
+unbroadcast broadcast_like finalize zeros_like log_or_zero pick_weight clip_mask as_cotangent cast_vjp
 as_tangent expand_reduced count sum_vjp sum_jvp extreme_vjp extreme_jvp prod_others_jvp prod_vjp
 prod_jvp var_vjp var_jvp norm_vjp norm_jvp cumsum_vjp diff_vjp joined_vjp solve_vjp_b outer_vjp
 reshape_like solve_vjp_a einsum_vjp einsum_jvp einsum_vjp_dot einsum_jvp_dot replace_at matmul
