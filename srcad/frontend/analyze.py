@@ -48,6 +48,14 @@ def is_user_function(obj):
     return mod.split(".")[0] not in _SYSTEM_MODULES
 
 
+def _is_data(obj):
+    """A value whose subscript reads an item (an array, a container, a number, a sparse matrix)."""
+    import numpy as np
+    import scipy.sparse as sp
+    return isinstance(obj, (np.ndarray, np.generic, list, tuple, dict, str, bytes, range, int, float,
+                            types.MappingProxyType)) or sp.issparse(obj) or isinstance(obj, type)
+
+
 def _namedtuple_fields(cls, call):
     """The arguments of `P(...)`, P a namedtuple class, in field order (None if not all given)."""
     if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
@@ -173,6 +181,28 @@ class Analysis:
             op.bound = self._bind(rule, [f.value] + call.args, call.keywords, call, fname)
         op.operands = _names(list(op.bound.items()))   # every argument: an active one without a rule raises
 
+    def _subscript_call(self, op, rhs):
+        """`np.r_[a, b]`: a module-level object that is not data, subscripted. With a rule declared
+        `subscript` (its items the arguments) it is differentiated by that rule; any other such
+        object (a class with __getitem__, an index trick with no rule) is a missing rule when an
+        active value is among the items, never an index read that carries nothing."""
+        found, obj = self._resolve(rhs.value)
+        if not found or _is_data(obj):
+            return False
+        items = rhs.slice.elts if isinstance(rhs.slice, ast.Tuple) else [rhs.slice]
+        rule = lookup(obj)
+        plain = all(isinstance(i, ast.Name) or isinstance(i, ast.Constant) and isinstance(i.value, (int, float))
+                    for i in items)
+        if rule is not None and rule.subscript and plain:
+            op.rule, op.bound = rule, self._bind(rule, items, [], rhs, ast.unparse(rhs.value))
+            if not rule.nondiff:
+                op.operands = _names(list(op.bound.items()))
+            return True
+        op.missing = f"{ast.unparse(rhs.value)}[...]" + ("" if rule is None or not rule.subscript else
+                                                        " with a slice, a string or an expression among its items")
+        op.operands = [(("idx", j), n.id) for j, n in enumerate(ast.walk(rhs.slice)) if isinstance(n, ast.Name)]
+        return True
+
     def _classify(self, st):
         if isinstance(st, ast.Assign):
             t, rhs = st.targets[0], st.value
@@ -202,6 +232,8 @@ class Analysis:
                     op.missing = ast.unparse(rhs)
                     op.operands = _names([("x", rhs.value)])
                     return op
+            elif isinstance(rhs, ast.Subscript) and self._global(rhs.value) and self._subscript_call(op, rhs):
+                return op
             elif isinstance(rhs, ast.Subscript):
                 op.rule, op.bound = lookup("op:Subscript"), {"x": rhs.value, "idx": index_expr(rhs.slice)}
             elif isinstance(rhs, (ast.Tuple, ast.List, ast.Dict)):

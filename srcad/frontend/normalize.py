@@ -18,7 +18,7 @@ import ast
 import builtins
 
 from ..errors import UnsupportedSyntaxError
-from ..rules.registry import lookup
+from ..rules.registry import facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy
 from .parse import Parsed
 
@@ -130,6 +130,25 @@ class Normalizer:
         t = self.temp(hint)
         return [_loc(assign(t, sl), sl)], name(t)
 
+    def _subscript_call(self, value):
+        """`np.r_[...]`: an object the registry declares applied by subscripting (items as arguments)."""
+        if not self.is_global_ref(value):
+            return False
+        found, obj = self.resolve(value)
+        entry = facts(obj) if found else None
+        return entry is not None and entry.subscript
+
+    def items(self, sl, hint):
+        """The items of `np.r_[a, b + 1, 0:3]` as atoms (slices and strings kept whole)."""
+        if isinstance(sl, ast.Tuple):
+            stmts, elts = [], []
+            for e in sl.elts:
+                s, a = ([], e) if isinstance(e, ast.Slice) else self.atom(e, hint)
+                stmts += s
+                elts.append(a)
+            return stmts, ast.Tuple(elts=elts, ctx=ast.Load())
+        return ([], sl) if isinstance(sl, ast.Slice) else self.atom(sl, hint)
+
     def flat(self, e, hint="t"):
         """(statements, rhs): rhs is one operation on atoms (or an inactive expression kept whole)."""
         if _is_atom(e) or self.is_global_ref(e) and not isinstance(e, ast.Call):
@@ -156,7 +175,7 @@ class Normalizer:
             return s, _loc(ast.Attribute(a, e.attr, ast.Load()), e)
         if isinstance(e, ast.Subscript):
             s1, a = self.atom(e.value, hint)
-            s2, sl = self.index(e.slice)
+            s2, sl = self.index(e.slice) if not self._subscript_call(e.value) else self.items(e.slice, hint)
             return s1 + s2, _loc(ast.Subscript(a, sl, ast.Load()), e)
         if isinstance(e, (ast.Tuple, ast.List)):
             s, elts = self.atoms(e.elts, hint)

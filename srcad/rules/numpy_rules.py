@@ -99,6 +99,12 @@ defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)
         "np.concatenate(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
 defrule([np.stack], "arrays, axis=0", "rt.unstack(g, axis, arrays)",
         "np.stack(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
+# np.r_[a, b, ...] / np.c_[a, b, ...]: called by subscripting the object, its items the arguments
+# (arrays and numbers; a slice or a string directive among the items is refused when it matters)
+defrule(np.r_, "*items", "rt.index_join_vjp(g, items, k, 'r')", "rt.index_join_jvp(items_dot, items, k, 'r')",
+        subscript=True)
+defrule(np.c_, "*items", "rt.index_join_vjp(g, items, k, 'c')", "rt.index_join_jvp(items_dot, items, k, 'c')",
+        subscript=True)
 # ---- Python builtins over lists and arrays (an array's items are its rows along axis 0) -------
 defrule([builtins.sum], "xs, start=0", ("rt.sum_items_vjp(g, xs)", "rt.unbroadcast(g, start)"),
         ("rt.sum_items_jvp(xs_dot, xs)", "start_dot"))

@@ -18,6 +18,10 @@ defrule(rt.broadcast_like, "v, like", ("rt.unbroadcast(g, v)", "0"), ("rt.broadc
 defrule(rt.finalize, "bar, x, row_sparse=False", ("g", "0"), ("rt.finalize(bar_dot, x, row_sparse)", "0"))
 defrule(rt.as_cotangent, "g, x", (None, "0"), ("rt.as_cotangent(g_dot, x)", "0"))
 defrule(rt.as_tangent, "x_dot, like", (None, "0"), ("rt.as_tangent(x_dot_dot, like)", "0"))
+defrule(rt.index_join_vjp, "g, items, k, how", None, ("rt.index_join_vjp(g_dot, items, k, how)", "0"),
+        discrete="k how")
+defrule(rt.index_join_jvp, "d, items, k, how", None, ("rt.index_join_jvp(d_dot, items, k, how)", "0"),
+        discrete="k how")
 defrule(rt.cast_vjp, "g, x, like", None, ("rt.cast_vjp(g_dot, x, like)", "0", "0"))
 defrule(rt.reshape_like, "g, x", (None, "0"), ("rt.reshape_like(g_dot, x)", "0"))
 defrule(rt.expand_reduced, "v, x, axis, keepdims", (None, "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"),
