@@ -18,15 +18,15 @@ import ast
 import builtins
 
 from ..errors import UnsupportedSyntaxError
-from ..rules.registry import facts, lookup
+from ..rules.registry import FactSet, facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy
 from .parse import Parsed
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
-_DICT_VIEWS = ("keys", "values", "items")
+# (facts declared in the registry, rules/numpy_rules.py)
+_DICT_VIEWS = FactSet("kind", "dict-view", methods=True)
 # methods that change a list or dict in place: as values (`v = d.pop(k)`) they are not differentiated
-_IN_PLACE = ("pop", "popitem", "setdefault", "update", "clear", "extend", "insert", "remove", "sort",
-             "reverse")
+_IN_PLACE = FactSet("inplace", "container", methods=True)
 
 
 def _is_atom(node):
@@ -329,7 +329,7 @@ class Normalizer:
         found, obj = self.resolve(e.func) if self.is_global_ref(e.func) else (False, None)
         if found and obj is builtins.dict:
             return self.dict_call(e, hint)
-        if not found and self._local_method(e, ("get",) + _DICT_VIEWS):
+        if not found and self._local_method(e, ("get", *_DICT_VIEWS)):
             return self.dict_method(e, hint)
         if found and obj in (builtins.zip, builtins.enumerate):
             # zip/enumerate outside a loop head: the list of tuples they give, built by a loop

@@ -35,13 +35,15 @@ class Rule:
     subscript: bool = False     # applied by subscripting the object: np.r_[a, b] (its items the arguments)
     alias: str = None           # "view": the result may share memory with the first argument (receiver);
     #                             "item": it is an item of the receiver; "plain": it shares no memory
-    inplace: bool = False       # writes into its first argument (a method: into its receiver)
+    inplace: object = False     # writes into its first argument (a method: into its receiver); "container":
+    #                             a list/dict/set method that changes its receiver
     adds_items: bool = False    # an in-place method that puts its arguments into the receiver (append)
     pure: object = None         # True: no effects, a new value (may be dropped or reused); False: effects
     consumes: bool = False      # runtime helper that may update its first argument in place (rt.add)
     kind: str = None            # the result's kind: "reduction" (sum-like: axis, keepdims), "same" (the
     #                             first operand's kind), "int"/"float" (a Python number), "cast"
     fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
+    reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -129,7 +131,7 @@ def _put(key, rule):
     _FILLED[0] += 1
 
 
-_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions")
+_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items")
 
 
 def declare(keys, **facts):
@@ -160,7 +162,43 @@ def facts(key):
 
 def keys_with(fact, value=True):
     """Every key whose entry has `fact` equal to `value` (for a pass that needs the whole set)."""
-    return [k for table in (_TABLE, _FACTS_ONLY) for k, e in table.items() if getattr(e, fact) == value]
+    return [k for table in (_TABLE, _FACTS_ONLY) for k, e in table.items()
+            if (getattr(e, fact) == value if value is not ANY else getattr(e, fact))]
+
+
+ANY = object()      # keys_with(fact, ANY): every key whose fact is set (truthy)
+
+
+class HelperFacts:
+    """The names of the runtime helpers (`rt.<name>`) with one fact, as generated code names them:
+    `name in HelperFacts("consumes")` reads the entry of srcad.runtime.<name>."""
+
+    def __init__(self, fact, value=ANY):
+        self.fact, self.value = fact, value
+
+    def __contains__(self, name):
+        from .. import runtime
+        entry = facts(getattr(runtime, name, None)) if isinstance(name, str) else None
+        if entry is None:
+            return False
+        v = getattr(entry, self.fact)
+        return bool(v) if self.value is ANY else v == self.value
+
+
+def fact_of_chain(root, chain, fact):
+    """The fact of the object `root.a.b` names (chain = ["a", "b"]) and of each object on the way
+    (np.random.normal passes through np.random); also of the method key ".b" (np.add.at: ".at").
+    Returns the values found, outermost first; attributes that do not exist end the walk."""
+    out, obj = [], root
+    for name in chain:
+        entry = facts("." + name)
+        if entry is not None and getattr(entry, fact) is not None:
+            out.append(getattr(entry, fact))
+        obj = getattr(obj, name, None) if obj is not None else None
+        entry = facts(obj) if obj is not None else None
+        if entry is not None and getattr(entry, fact) is not None:
+            out.append(getattr(entry, fact))
+    return out
 
 
 class FactSet:
@@ -168,7 +206,7 @@ class FactSet:
     from the registry when asked (the rule modules fill it after the passes are imported).
     `methods=True`: the method names (".name" keys, without the dot); else callables (not strings)."""
 
-    def __init__(self, fact, value=True, methods=False, prefix="."):
+    def __init__(self, fact, value=True, methods=False, prefix="."):     # value=ANY: any truthy value
         self.fact, self.value, self.methods, self.prefix = fact, value, methods, prefix
         self._cache, self._size = None, -1
 
