@@ -41,7 +41,7 @@ def integer_error(x, where):
         f"{where} is differentiated but has the {'bool' if str(dtype) == 'bool' else 'integer'} dtype "
         f"{dtype}; srcad differentiates float arguments only (as JAX and PyTorch do: an integer has no "
         f"derivative, and its arithmetic rounds). Pass x.astype(float) (or float(x) for a number), or leave "
-        f"the argument out of wrt if it is an index or a count.")
+        f"the argument out of wrt if it is an index or a count (in jvp: pass None as its tangent).")
 
 
 def array_subclass_error(x, where):

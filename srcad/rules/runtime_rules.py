@@ -185,3 +185,7 @@ declare(rt.getitem, fusions={("matmul", 0): ("getitem_matmul", ())})
 # a gathered row block's cotangent from `E[idx] @ w`: kept as its outer-product factors.
 # matmul_vjp_x(g, x, y) reads only x's shape, and x = E[idx]: the fused helper derives it.
 declare(rt.matmul_vjp_x, fusions={("index_vjp", 0): ("index_matmul_vjp", (1,))})
+# helpers with effects that the passes emit as statements of their own (no derivative flows through
+# them: the seed checks the output, restore_item undoes a dict write, revolve drives a checkpointed
+# loop's adjoint, loop_entry copies its entry state)
+declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry], pure=False)
