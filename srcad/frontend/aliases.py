@@ -48,6 +48,7 @@ _VIEW_METHODS = FactSet("alias", "view", methods=True)    # ... with the receive
 _ITEM_METHODS = FactSet("alias", "item", methods=True)    # an item of the receiver (or a view of it)
 _VIEW_ATTRS = FactSet("alias", "view-attribute", methods=True)
 _PLAIN_ATTRS = FactSet("alias", "plain-attribute", methods=True)
+_TRANSPOSES = FactSet("kind", "transpose", methods=True)        # `.T`: certainly an array's view
 _INPLACE_METHODS = FactSet("inplace", ANY, methods=True)  # methods that change their receiver
 _ADDS_ITEMS = FactSet("adds_items", methods=True)
 INPLACE_FUNCS = FactSet("inplace", ANY)                   # functions that write into their first argument
@@ -584,7 +585,7 @@ class _Aliases:
                 base = base.func.value if isinstance(base.func, ast.Attribute) and \
                     base.func.attr in _VIEW_METHODS else base.args[0]
             else:
-                sure = sure or isinstance(base, ast.Attribute) and base.attr in ("T", "mT") or \
+                sure = sure or isinstance(base, ast.Attribute) and base.attr in _TRANSPOSES or \
                     isinstance(base, ast.Subscript) and any(
                         isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value is Ellipsis
                         for p in (base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]))

@@ -415,10 +415,17 @@ declare([len, range, reversed, float, int, abs, min, max, tuple, list, zip, enum
          builtins.sum], pure=True)
 
 # ---- the kind of a call's result: read by the kinds pass (transform/kinds.py) ----------------
-declare([np.sum, ".sum", np.mean, ".mean", np.max, np.amax, ".max", np.min, np.amin, ".min", np.prod, ".prod"],
-        kind="reduction")     # (x, axis, keepdims): a number or an array of one less dimension
+# (x, axis, keepdims): a number or an array of one less dimension; a full sum's (mean's) adjoint
+# is its cotangent spread (and divided by the count): "reduction:sum", "reduction:mean"
+declare([np.max, np.amax, ".max", np.min, np.amin, ".min", np.prod, ".prod"], kind="reduction")
+declare([np.sum, ".sum"], kind="reduction:sum")
+declare([np.mean, ".mean"], kind="reduction:mean")
 declare([np.copy, ".copy", np.zeros_like, np.ones_like, np.empty_like, np.full_like], kind="same")
 declare([len, int], kind="int")           # a Python int (with one argument)
+declare([np.stack, np.array, np.asarray], kind="stacked")      # of a list of arrays: one more dimension
+declare(np.concatenate, kind="joined")       # of a list of arrays: along an axis
+declare([np.matmul, np.dot, ".dot"], kind="matmul")
+declare([".T", ".mT"], kind="transpose")      # attributes that are certainly an array's view (not a number's)
 # calls that read only the items of their list operands (the kinds of those items stay known)
 declare([np.stack, np.concatenate, np.array, np.asarray, np.vstack, np.hstack, len, builtins.sum], reads_items=True)
 

@@ -555,25 +555,24 @@ class Kinds:
                 out = next((t[3:] for t in key.types if t.startswith("d->")), None)
                 dtype = out if x.dtype in _REAL and out and len(out) == 1 else None
                 return Kind("np" if x.ndim == 0 else x.cat, dtype, x.ndim, x.shape)
-            if key.nin == 2 and len(call.args) == 2 and key in (
-                    np.add, np.subtract, np.multiply, np.divide, np.true_divide, np.power, np.maximum, np.minimum):
+            if key.nin == 2 and len(call.args) == 2 and rule.broadcast:    # elementwise, broadcasting
                 return broadcast(self._atom(call.args[0], env), self._atom(call.args[1], env))
             return UNKNOWN
-        if key in (np.stack, np.array, np.asarray, np.concatenate) and len(call.args) == 1 and not call.keywords:
+        kind = _kind_fact(key)
+        if kind in ("stacked", "joined") and len(call.args) == 1 and not call.keywords:
             xs = self._atom(call.args[0], env)
             item = xs.item if xs.cat == "list" else None
             if item is None or item is NOTHING or not item.dense or item.ndim is None:
                 return UNKNOWN
-            if key is np.concatenate:
+            if kind == "joined":
                 return Kind("array", item.dtype, item.ndim, None) if item.ndim >= 1 else UNKNOWN
             return Kind("array", item.dtype if item.dtype in ("d", "f") else None, item.ndim + 1, None)
-        if key in (np.matmul, np.dot, ".dot"):
+        if kind == "matmul":
             b = [op.bound.get(p) for p in ("x", "y")]
             if not call.keywords and all(isinstance(a, ast.AST) for a in b):
                 return _matmul(self._atom(b[0], env), self._atom(b[1], env))
             return UNKNOWN
-        kind = _kind_fact(key)
-        if kind == "reduction":
+        if kind is not None and kind.startswith("reduction"):
             b = op.bound
             if any(p in b for p in ("dtype", "out")) or "x" not in b:
                 return UNKNOWN
