@@ -282,3 +282,45 @@ def test_no_rule_is_a_missing_rule_error_naming_the_user_line(f, construct, mode
     assert construct in msg
     assert f"test_deny_by_default.py:{f.__code__.co_firstlineno + 1}:" in msg
     assert "register_vjp" in msg or "register_jvp" in msg        # the fix
+
+
+# ---- expressions that pass a value through without a rule --------------------------------------
+def value_or_default(x):
+    y = x[0] or 1.0
+    return y * 2.0
+
+
+def value_and_value(x):
+    y = x[0] and x[1]
+    return y * 2.0
+
+
+def set_of_values(x):
+    s = {x[0], x[1]}
+    return sum(s)
+
+
+@pytest.mark.parametrize("f, construct, fix", [(value_or_default, "`or`", "np.where"),
+                                               (value_and_value, "`and`", "np.where"),
+                                               (set_of_values, "a set display", "a list")])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_boolean_operators_and_sets_over_active_values_are_refused(f, construct, fix, mode):
+    # (they were read as constants: a zero derivative)
+    with pytest.raises(srcad.UnsupportedSyntaxError) as err:
+        if mode == "reverse":
+            srcad.grad(f)(X)
+        else:
+            srcad.jvp(f, (X,), (np.ones_like(X),))
+    msg = str(err.value)
+    assert construct in msg and fix in msg
+    assert f"test_deny_by_default.py:{f.__code__.co_firstlineno + 1}:" in msg
+
+
+def test_a_condition_built_with_or_still_differentiates():
+    def f(x):
+        if x[0] > 1.0 or x[1] > 1.0:
+            return np.sum(x ** 2)
+        return np.sum(x)
+    got = srcad.grad(f)(X)
+    np.testing.assert_allclose(got, 2 * X)         # analytic (x[1] = 1.2 > 1)
+    assert_grad_close(f, (X,), got)

@@ -74,6 +74,16 @@ def _array_attribute(name):
     return any(hasattr(t, name) for t in (np.ndarray, np.float64, float, sp.csr_array, sp.csr_matrix))
 
 
+def _value_names(node):
+    """Names whose value may become the value of `a or b` / an item of `{a, b}` (not those only
+    compared or negated: a comparison's result is a bool)."""
+    if isinstance(node, (ast.Compare, ast.JoinedStr)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return []
+    if isinstance(node, (ast.BoolOp, ast.Set)):
+        return [n for v in (node.values if isinstance(node, ast.BoolOp) else node.elts) for n in _value_names(v)]
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+
+
 def _names(atoms):
     """(key, name) of the arguments that are names; the items of a *args parameter are keyed
     (param, position)."""
@@ -239,6 +249,17 @@ class Analysis:
             elif isinstance(rhs, (ast.Tuple, ast.List, ast.Dict)):
                 op.kind = "display"     # operands keyed by position (a dict's: of its values)
                 op.operands = _names(list(enumerate(rhs.values if isinstance(rhs, ast.Dict) else rhs.elts)))
+                return op
+            elif isinstance(rhs, (ast.BoolOp, ast.Set)):
+                # `a or b` is one of its operands, `{a, b}` holds them: a derivative would flow
+                # through, and srcad has no rule for either (never a silent zero)
+                names = _value_names(rhs)
+                what = "a set display" if isinstance(rhs, ast.Set) else f"`{type(rhs.op).__name__.lower()}`"
+                op.unsupported = (
+                    f"{what} over a value that depends on the differentiated input (`{ast.unparse(rhs)}`)",
+                    "use a list for a collection of values" if isinstance(rhs, ast.Set) else
+                    "write the choice as an if statement, or np.where(cond, a, b)")
+                op.operands = [(("v", j), n) for j, n in enumerate(names)]
                 return op
             else:
                 return op       # constants, globals, comparisons: no derivative
