@@ -324,3 +324,16 @@ def test_a_condition_built_with_or_still_differentiates():
     got = srcad.grad(f)(X)
     np.testing.assert_allclose(got, 2 * X)         # analytic (x[1] = 1.2 > 1)
     assert_grad_close(f, (X,), got)
+
+
+def rounding_methods(x):
+    k = x.argpartition(1)
+    return np.sum(x.round(0) * x) + np.sum(np.around(x, 1) * x) + np.sum(np.heaviside(x, 0.5) * x) + np.sum(k * x)
+
+
+def test_rounding_and_ordering_are_declared_constants():
+    got = srcad.grad(rounding_methods)(X)
+    want = np.round(X) + np.around(X, 1) + np.heaviside(X, 0.5) + np.argpartition(X, 1)     # analytic
+    np.testing.assert_allclose(got, want)
+    _, t = srcad.jvp(rounding_methods, (X,), (np.ones_like(X),))
+    assert float(t) == pytest.approx(float(np.sum(want)))

@@ -349,6 +349,10 @@ defrule("op:Field", "x, name, where", "rt.field_vjp(g, x, name, where)", "rt.fie
 defrule("op:NamedTuple", "*items", "rt.item(g, k)", "rt.item_tangent(items_dot, k, len(items))", jvp_join=True)
 
 # ---- outputs carry no derivative ---------------------------------------------------------
+# rounding, ordering, counting and testing: piecewise constant results (no derivative)
+defnondiff([np.around, ".round", ".argpartition", ".searchsorted", np.lexsort, np.isreal, np.iscomplex,
+            np.isneginf, np.isposinf, np.heaviside, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+            np.result_type, np.iinfo, np.finfo, np.can_cast, np.min_scalar_type])
 # casts to integer or bool types: piecewise constant (no derivative)
 defnondiff([np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp,
             np.bool_, rt.discrete_result])
