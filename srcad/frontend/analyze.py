@@ -189,7 +189,34 @@ class Analysis:
             if rule.nondiff:
                 return
             op.bound = self._bind(rule, [f.value] + call.args, call.keywords, call, fname)
+        if self._discrete_cast(op):
+            return
         op.operands = _names(list(op.bound.items()))   # every argument: an active one without a rule raises
+
+    def _discrete_cast(self, op):
+        """A cast whose dtype (the parameter the rule declares `cast`) is an integer or bool dtype
+        known here (`x.astype(int)`, `np.asarray(x, dtype="int32")`): its result carries no
+        derivative, declared by the registry's "op:DiscreteCast". A dtype known only at run time
+        is left to the rule (its helpers decide from the result's dtype)."""
+        import numpy as np
+        param = op.rule.cast if op.rule is not None else None
+        node = op.bound.get(param) if param else None
+        if not isinstance(node, ast.AST):
+            return False
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found, value = True, node.value
+        elif self._global(node):
+            found, value = self._resolve(node)
+        else:
+            return False
+        try:
+            kind = np.dtype(value).kind if found and value is not None else None
+        except (TypeError, ValueError):
+            return False
+        if kind is None or kind not in "biu":
+            return False
+        op.rule, op.bound, op.operands = lookup("op:DiscreteCast"), {}, []
+        return True
 
     def _subscript_call(self, op, rhs):
         """`np.r_[a, b]`: a module-level object that is not data, subscripted. With a rule declared

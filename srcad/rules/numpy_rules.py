@@ -59,7 +59,9 @@ defrule([np.clip, ".clip"], "x, a_min=None, a_max=None",
 # constant, so no derivative. The helpers decide from the result's dtype, which covers a dtype
 # known only at run time (`x.astype(t)`); the integer scalar types are declared below.
 defrule([np.asarray, np.array, np.float64, np.float32, np.float16, builtins.float], "x, dtype=None",
-        "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)", discrete="dtype")
+        "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)", discrete="dtype", cast="dtype")
+# a cast to an integer or bool dtype known when the code is generated: its result is a constant
+defnondiff("op:DiscreteCast")
 
 # ---- reductions --------------------------------------------------------------------------
 _RED = "x, axis=None, dtype=None, out=None, keepdims=False"
@@ -93,7 +95,7 @@ defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.rave
          np.atleast_1d, np.atleast_2d, np.atleast_3d],
         "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)", discrete="shape")
 defrule(".astype", "x, dtype, *args, **kwargs", "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)",
-        discrete="dtype")
+        discrete="dtype", cast="dtype")
 defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
 defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",
         "np.concatenate(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
@@ -351,7 +353,7 @@ defrule("op:NamedTuple", "*items", "rt.item(g, k)", "rt.item_tangent(items_dot, 
 # ---- outputs carry no derivative ---------------------------------------------------------
 # rounding, ordering, counting and testing: piecewise constant results (no derivative)
 defnondiff([np.around, ".round", ".argpartition", ".searchsorted", np.lexsort, np.isreal, np.iscomplex,
-            np.isneginf, np.isposinf, np.heaviside, np.bitwise_and, np.bitwise_or, np.bitwise_xor,
+            np.isneginf, np.isposinf, np.heaviside,
             np.result_type, np.iinfo, np.finfo, np.can_cast, np.min_scalar_type])
 # casts to integer or bool types: piecewise constant (no derivative)
 defnondiff([np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp,

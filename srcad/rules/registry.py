@@ -44,6 +44,7 @@ class Rule:
     #                             first operand's kind), "int"/"float" (a Python number), "cast"
     fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
+    cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -131,7 +132,7 @@ def _put(key, rule):
     _FILLED[0] += 1
 
 
-_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items")
+_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast")
 
 
 def declare(keys, **facts):
