@@ -147,6 +147,21 @@ def _wrt_set(wrt, n, names):
     return out
 
 
+def differentiated_tangents(primals, tangents):
+    """The positions jvp differentiates: those given a tangent, less an integer or bool argument
+    whose tangent is zero (it carries nothing; a nonzero one is refused by check_args)."""
+    out = []
+    for k, (a, t) in enumerate(zip(primals, tangents)):
+        if t is None:
+            continue
+        integer = isinstance(a, (bool, int, np.bool_, np.integer)) or \
+            isinstance(a, np.ndarray) and a.dtype.kind in "biu"
+        if integer and not sp.issparse(t) and not np.any(np.asarray(t, dtype=object) != 0):
+            continue
+        out.append(k)
+    return tuple(out)
+
+
 def check_args(f, args, kwargs=None, wrt=None):
     """Raise srcad.InputError for an argument of f srcad cannot differentiate (see the module
     docstring): complex anywhere, a sparse format other than CSR/CSC/COO in a differentiated

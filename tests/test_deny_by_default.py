@@ -337,3 +337,12 @@ def test_rounding_and_ordering_are_declared_constants():
     np.testing.assert_allclose(got, want)
     _, t = srcad.jvp(rounding_methods, (X,), (np.ones_like(X),))
     assert float(t) == pytest.approx(float(np.sum(want)))
+
+
+def test_jvp_accepts_a_zero_tangent_for_an_integer_argument_and_refuses_a_nonzero_one():
+    f = lambda x, k: np.sum(x[k] ** 2)      # noqa: E731
+    k = np.array([1, 2])
+    _, t = srcad.jvp(f, (X, k), (np.ones_like(X), np.zeros_like(k)))
+    assert float(t) == pytest.approx(2 * X[1] + 2 * X[2])           # analytic
+    with pytest.raises(srcad.InputError, match=r"argument 1 \(`k`\).*pass None as its tangent"):
+        srcad.jvp(f, (X, k), (np.ones_like(X), np.ones_like(k)))

@@ -472,7 +472,7 @@ def test_fused_gather_matvec_derivatives_on_the_kernel_path():
     np.testing.assert_allclose(gE, want_E, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(gw, 2 * H.T @ r, rtol=1e-4, atol=1e-2)
     dE, dw = rng.normal(size=E.shape).astype(np.float32), rng.normal(size=12).astype(np.float32)
-    val, dot = srcad.jvp(embedding_loss, (E, idx, w, y), (dE, None, dw, np.zeros_like(y)))
+    val, dot = srcad.jvp(embedding_loss, (E, idx, w, y), (dE, np.zeros_like(idx), dw, np.zeros_like(y)))
     dr = dE[idx].astype(np.float64) @ w64 + H @ dw
     np.testing.assert_allclose(val, np.sum(r ** 2), rtol=1e-5)
     np.testing.assert_allclose(dot, 2 * r @ dr, rtol=1e-4)
