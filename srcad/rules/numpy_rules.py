@@ -57,8 +57,9 @@ defrule([np.clip, ".clip"], "x, a_min=None, a_max=None",
          "rt.broadcast_like(a_max_dot * np.greater(x, a_max), ans)"))
 # casts: to a float dtype the identity (in that dtype); to an integer or bool dtype piecewise
 # constant, so no derivative. The helpers decide from the result's dtype, which covers a dtype
-# known only at run time (`x.astype(t)`); the integer scalar types are declared below.
-defrule([np.asarray, np.array, np.float64, np.float32, np.float16, builtins.float], "x, dtype=None",
+# known only at run time (`x.astype(t)`); the integer scalar types are declared below. (np.float32(x)
+# has no rule: x.astype(np.float32) is the cast to write.)
+defrule([np.asarray, np.array, np.float64, builtins.float], "x, dtype=None",
         "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)", discrete="dtype", cast="dtype")
 # a cast to an integer or bool dtype known when the code is generated: its result is a constant
 defnondiff("op:DiscreteCast")
