@@ -346,3 +346,17 @@ def test_jvp_accepts_a_zero_tangent_for_an_integer_argument_and_refuses_a_nonzer
     assert float(t) == pytest.approx(2 * X[1] + 2 * X[2])           # analytic
     with pytest.raises(srcad.InputError, match=r"argument 1 \(`k`\).*pass None as its tangent"):
         srcad.jvp(f, (X, k), (np.ones_like(X), np.ones_like(k)))
+
+
+def complex_cast(x):
+    return np.sum(np.abs(x.astype(complex) * 1j))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_cast_to_complex_is_refused(mode):
+    # (its cotangent dropped the imaginary part: a wrong sign here)
+    with pytest.raises(srcad.UnsupportedSyntaxError, match=r"complex dtype complex128.*np\.hypot"):
+        if mode == "reverse":
+            srcad.grad(complex_cast)(X)
+        else:
+            srcad.jvp(complex_cast, (X,), (np.ones_like(X),))

@@ -94,9 +94,19 @@ def discrete_result(ans):
     return dt is not None and dt.kind in "biu"
 
 
+def _refuse_complex(ans):
+    if np.iscomplexobj(ans) and not _is_seq(ans):
+        raise UnsupportedSyntaxError(
+            f"a cast to the complex dtype {np.asarray(ans).dtype} of a value that carries a derivative (srcad "
+            f"differentiates real functions only: a complex derivative needs a conjugation convention)",
+            hint="keep the real and imaginary parts as two real arrays, and write |z| as np.hypot(re, im)")
+
+
 def cast_vjp(g, x, ans):
     """The cotangent of `x` from that of a cast `ans` of it (np.asarray(x, dtype), x.astype(dtype),
-    np.float32(x)): zero when the cast is to an integer or bool dtype, else g in x's float kind."""
+    np.float32(x)): zero when the cast is to an integer or bool dtype, else g in x's float kind;
+    a cast to a complex dtype is refused (its cotangent would drop the imaginary part)."""
+    _refuse_complex(ans)
     if discrete_result(ans):
         return zeros_like(x)
     return as_cotangent(g, x)
@@ -107,6 +117,7 @@ def as_tangent(x_dot, ans):
     when `ans` has an integer or bool dtype (such a cast carries no derivative)."""
     if _is_zero(x_dot):
         return x_dot
+    _refuse_complex(ans)
     if discrete_result(ans):
         return zeros_like(ans)
     if _is_seq(x_dot):
