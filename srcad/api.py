@@ -14,7 +14,7 @@ from . import tree as _tree
 from .errors import NonScalarOutputError, SrcadError
 from .composition import derived, derived_of
 from .frontend.callables import method_function, unpack_callable
-from .inputs import check_args, check_coo_kept, plain, unsorted_coo
+from .inputs import check_args, check_coo_kept, differentiated_tangents, plain, unsorted_coo
 from .transform.kinds import signature as _signature
 
 
@@ -305,7 +305,7 @@ def jvp(f, primals, tangents):
     if len(primals) != len(tangents):
         raise SrcadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents. "
                          f"Pass one tangent per primal (None holds that argument constant).")
-    check_args(f, primals, wrt=tuple(k for k, t in enumerate(tangents) if t is not None))
+    check_args(f, primals, wrt=differentiated_tangents(primals, tangents))
     # a None tangent: that argument is held constant
     idx = tuple(k for k, a in enumerate(primals) if _differentiable_arg(a) and tangents[k] is not None)
     if not idx:

@@ -34,17 +34,65 @@ def complex_error(x, where):
         f"inside the function if you need it, or pass np.real(x) if x is real.")
 
 
-def _find(x, wrt, path="", depth=0):
+def integer_error(x, where):
+    """The InputError for a differentiated argument of integer or bool dtype."""
+    dtype = getattr(x, "dtype", type(x).__name__)
+    return InputError(
+        f"{where} is differentiated but has the {'bool' if str(dtype) == 'bool' else 'integer'} dtype "
+        f"{dtype}; srcad differentiates float arguments only (as JAX and PyTorch do: an integer has no "
+        f"derivative, and its arithmetic rounds). Pass x.astype(float) (or float(x) for a number), or leave "
+        f"the argument out of wrt if it is an index or a count (in jvp: pass None as its tangent).")
+
+
+def array_subclass_error(x, where):
+    """The InputError for an np.matrix or masked array: their operators differ from ndarray's."""
+    kind = "an np.matrix" if isinstance(x, np.matrix) else "a masked array (np.ma.MaskedArray)"
+    why = ("`*` is a matrix product and every result stays 2-D" if isinstance(x, np.matrix) else
+           "masked entries are skipped by its operations but not by the derivative rules")
+    fix = ("np.asarray(x)" if isinstance(x, np.matrix) else
+           "x.filled(0.0) (or np.ma.getdata(x)) and apply the mask inside the function with np.where")
+    return InputError(
+        f"{where} is {kind} ({type(x).__name__}); srcad differentiates plain NumPy arrays ({why}). "
+        f"Pass {fix} instead.")
+
+
+def foreign_array_error(x, where):
+    """The InputError for an array of another library (a torch tensor, a cupy array, ...)."""
+    return InputError(
+        f"{where} is a {type(x).__module__}.{type(x).__name__}, not a NumPy array; srcad differentiates "
+        f"NumPy arrays, SciPy sparse matrices, Python numbers and containers of those. Pass "
+        f"np.asarray(x) (for a torch tensor: x.detach().numpy()) instead.")
+
+
+def _foreign(x):
+    """An array-like of another library: it converts to NumPy (`__array__`) but is not one."""
+    return (hasattr(type(x), "__array__") or hasattr(x, "__array_interface__")) and not isinstance(
+        x, (np.ndarray, np.generic, list, tuple, dict, str, bytes)) and not sp.issparse(x)
+
+
+def _find(x, wrt, path="", depth=0, ints=False):
     """(the offending value, its path inside x, its error maker), or None. Formats are checked
-    only in a differentiated argument (`wrt`): a constant operator may be any scipy format."""
+    only in a differentiated argument (`wrt`): a constant operator may be any scipy format.
+    `ints`: the argument is named as differentiated, so an integer or bool dtype is refused
+    (Python ints inside a container stay: a count or a flag among the leaves)."""
     if sp.issparse(x):
         if wrt and (x.format not in SPARSE_FORMATS or x.ndim != 2):
             return x, path, sparse_format_error
+        if ints and x.dtype.kind in "biu":
+            return x, path, integer_error
         return (x, path, complex_error) if x.dtype.kind == "c" else None
+    if isinstance(x, (np.matrix, np.ma.MaskedArray)):
+        return x, path, array_subclass_error
     if isinstance(x, (np.ndarray, np.generic)):
+        if ints and x.dtype.kind in "biu":
+            return x, path, integer_error
         return (x, path, complex_error) if x.dtype.kind == "c" else None
     if isinstance(x, complex):
         return x, path, complex_error
+    if ints and depth == 0 and isinstance(x, int):      # a Python int or bool given as the argument
+        return x, path, integer_error
+    if wrt and _foreign(x):
+        return x, path, foreign_array_error
     if isinstance(x, (list, tuple)) and depth < 8:
         items = enumerate(x)
     elif isinstance(x, dict) and depth < 8:
@@ -52,15 +100,15 @@ def _find(x, wrt, path="", depth=0):
     else:
         return None
     for k, v in items:
-        hit = _find(v, wrt, f"{path}[{k!r}]", depth + 1)
+        hit = _find(v, wrt, f"{path}[{k!r}]", depth + 1, ints)
         if hit is not None:
             return hit
     return None
 
 
 # the types of plain arguments: nothing in them to refuse, to look into, or to watch
-_PLAIN_SCALARS = frozenset({float, int, bool, type(None), str, np.float64, np.float32, np.float16, np.int64,
-                            np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.bool_})
+# (integers are not among them: one given as a differentiated argument is refused by check_args)
+_PLAIN_SCALARS = frozenset({float, type(None), str, np.float64, np.float32, np.float16})
 
 
 def plain(args, kwargs=None):
@@ -70,7 +118,7 @@ def plain(args, kwargs=None):
     for a in args:
         t = type(a)
         if t is np.ndarray:
-            if a.dtype.kind == "c":
+            if a.dtype.kind != "f":     # complex; integer or bool (refused if differentiated)
                 return False
         elif t not in _PLAIN_SCALARS:
             return False
@@ -99,6 +147,21 @@ def _wrt_set(wrt, n, names):
     return out
 
 
+def differentiated_tangents(primals, tangents):
+    """The positions jvp differentiates: those given a tangent, less an integer or bool argument
+    whose tangent is zero (it carries nothing; a nonzero one is refused by check_args)."""
+    out = []
+    for k, (a, t) in enumerate(zip(primals, tangents)):
+        if t is None:
+            continue
+        integer = isinstance(a, (bool, int, np.bool_, np.integer)) or \
+            isinstance(a, np.ndarray) and a.dtype.kind in "biu"
+        if integer and not sp.issparse(t) and not np.any(np.asarray(t, dtype=object) != 0):
+            continue
+        out.append(k)
+    return tuple(out)
+
+
 def check_args(f, args, kwargs=None, wrt=None):
     """Raise srcad.InputError for an argument of f srcad cannot differentiate (see the module
     docstring): complex anywhere, a sparse format other than CSR/CSC/COO in a differentiated
@@ -109,7 +172,7 @@ def check_args(f, args, kwargs=None, wrt=None):
     fname = getattr(f, "__name__", "the function")
     diff = _wrt_set(wrt, len(args), lambda: _names(f))
     for k, a in enumerate(args):
-        hit = _find(a, diff is None or k in diff)
+        hit = _find(a, diff is None or k in diff, ints=diff is not None and k in diff)
         if hit is not None:
             names = _names(f)
             name = f" (`{names[k]}`)" if k < len(names) else ""

@@ -340,7 +340,23 @@ def s_column_stack(a, b, w):
     return np.sum(np.column_stack((a, b)) * w)
 
 
+# ---- np.r_[...] / np.c_[...]: the items are the arguments ----------------------------------------
+def c_r_(x, w):
+    return np.sum(np.r_[x, x[:2] ** 2, 1.5] * w)
+
+
+def c_c_(x, w):
+    return np.sum(np.c_[x, np.sin(x)] * w)
+
+
+def c_c_matrix(a, w):
+    return np.sum(np.c_[a, a ** 2] * w)
+
+
 CASES = [
+    Case("r_", c_r_, (A((4,)), W)),
+    Case("c_", c_c_, (A((4,)), W)),
+    Case("c_matrix", c_c_matrix, (A((2, 3)), W)),
     Case("full", c_full, (A((4,)), W)),
     Case("full_shape_array", c_full_shape_array, (A((4,)), W)),
     Case("full_float", c_full_float, (F(), W)),

@@ -110,6 +110,21 @@ PROBES = {
     rt.stats.zero_of: (rt.stats.zero_of, [P((2, 3))]),
     sparse_ops.row_groups: (lambda a: _groups(sparse_ops.row_groups(a)), [P("sparse")]),
     sparse_ops.col_groups: (lambda a: _groups(sparse_ops.col_groups(a)), [P("sparse")]),
+    # casts to integer or bool types (the dtype known when the code is generated: op:DiscreteCast)
+    np.int64: (np.int64, [P(())]), np.int32: (np.int32, [P(())]), np.int16: (np.int16, [P(())]),
+    np.int8: (np.int8, [P(())]), np.uint64: (lambda a: np.uint64(abs(a)), [P(())]),
+    np.uint32: (lambda a: np.uint32(abs(a)), [P(())]), np.uint16: (lambda a: np.uint16(abs(a)), [P(())]),
+    np.uint8: (lambda a: np.uint8(abs(a)), [P(())]), np.intp: (np.intp, [P(())]), np.bool_: (np.bool_, [P()]),
+    "op:DiscreteCast": (lambda a: a.astype(int), [P()]), rt.discrete_result: (rt.discrete_result, [P()]),
+    # rounding, ordering, testing and dtype queries
+    np.around: (np.around, [P(), 1]), ".round": (_M("round"), [P()]),
+    ".argpartition": (lambda a: a.argpartition(2), [P()]),
+    ".searchsorted": (lambda a, v: a.searchsorted(v), [P((5,), "sorted"), P((3,))]),
+    np.lexsort: (np.lexsort, [P((2, 5))]), np.isreal: (np.isreal, [P()]), np.iscomplex: (np.iscomplex, [P()]),
+    np.isneginf: (np.isneginf, [P()]), np.isposinf: (np.isposinf, [P()]),
+    np.heaviside: (np.heaviside, [P(), P()]), np.result_type: (np.result_type, [P()]),
+    np.iinfo: (lambda t: np.iinfo(t).max, [np.int32]), np.finfo: (lambda t: np.finfo(t).eps, [np.float32]),
+    np.can_cast: (np.can_cast, [np.int32, np.float64]), np.min_scalar_type: (np.min_scalar_type, [3]),
     # operators on integers and masks, and floor division
     "op:FloorDiv": (lambda a, b: a // b, [P(), P((), "pos")]), "op:BitAnd": (lambda a, b: a & b, [6, 3]),
     "op:BitXor": (lambda a, b: a ^ b, [6, 3]), "op:LShift": (lambda a, b: a << b, [6, 2]),

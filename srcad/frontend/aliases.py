@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import SrcadError, UnsupportedSyntaxError
+from ..rules.registry import ANY, FactSet
 from .inplace import _loc, _text, desugar_inplace
 
 if TYPE_CHECKING:
@@ -41,30 +42,16 @@ if TYPE_CHECKING:
 
 WHOLE, VIEW, ITEM = "whole", "view", "item"
 
-# functions whose result may share memory with their arguments
-_VIEW_FUNCS = {np.reshape, np.ravel, np.transpose, np.squeeze, np.asarray, np.asanyarray,
-               np.ascontiguousarray, np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d,
-               np.expand_dims, np.swapaxes, np.moveaxis, np.rollaxis, np.broadcast_to,
-               np.broadcast_arrays, np.diagonal, np.real, np.imag, np.flip, np.fliplr, np.flipud,
-               np.rot90, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
-               np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view,
-               builtins.list, builtins.tuple, builtins.reversed, builtins.iter, builtins.next,
-               builtins.zip, builtins.enumerate, builtins.sorted, builtins.max, builtins.min,
-               builtins.dict}
-# methods whose result may share memory with the receiver (or be one of its items)
-_VIEW_METHODS = {"reshape", "ravel", "view", "transpose", "swapaxes", "squeeze", "diagonal", "conj"}
-# methods whose result is an item of the receiver (a container), or a view of it (an array)
-_ITEM_METHODS = {"get", "pop", "popitem", "setdefault", "values", "items", "__getitem__"}
-_VIEW_ATTRS = {"T", "mT", "real", "imag", "flat", "data", "indices", "indptr", "row", "col", "base"}
-_PLAIN_ATTRS = {"shape", "ndim", "size", "dtype", "nnz", "itemsize", "nbytes", "format"}
-# methods that change their receiver
-_INPLACE_METHODS = {"fill", "sort", "put", "resize", "setfield", "itemset", "partition", "byteswap",
-                    "append", "extend", "insert", "pop", "remove", "clear", "reverse", "update",
-                    "setdefault", "popitem", "add", "discard", "eliminate_zeros", "sum_duplicates",
-                    "sort_indices", "setdiag", "prune"}
-_ADDS_ITEMS = {"append", "extend", "insert", "setdefault", "update", "add"}
-# numpy functions that write into their first argument
-INPLACE_FUNCS = {np.put, np.place, np.putmask, np.fill_diagonal, np.copyto}
+# what calls, methods and attributes do to memory: declared in the registry (rules/numpy_rules.py)
+_VIEW_FUNCS = FactSet("alias", "view")                    # the result may share memory with the arguments
+_VIEW_METHODS = FactSet("alias", "view", methods=True)    # ... with the receiver
+_ITEM_METHODS = FactSet("alias", "item", methods=True)    # an item of the receiver (or a view of it)
+_VIEW_ATTRS = FactSet("alias", "view-attribute", methods=True)
+_PLAIN_ATTRS = FactSet("alias", "plain-attribute", methods=True)
+_TRANSPOSES = FactSet("kind", "transpose", methods=True)        # `.T`: certainly an array's view
+_INPLACE_METHODS = FactSet("inplace", ANY, methods=True)  # methods that change their receiver
+_ADDS_ITEMS = FactSet("adds_items", methods=True)
+INPLACE_FUNCS = FactSet("inplace", ANY)                   # functions that write into their first argument
 
 
 def is_inplace_method_of_global(parsed, func, locals_):
@@ -598,7 +585,7 @@ class _Aliases:
                 base = base.func.value if isinstance(base.func, ast.Attribute) and \
                     base.func.attr in _VIEW_METHODS else base.args[0]
             else:
-                sure = sure or isinstance(base, ast.Attribute) and base.attr in ("T", "mT") or \
+                sure = sure or isinstance(base, ast.Attribute) and base.attr in _TRANSPOSES or \
                     isinstance(base, ast.Subscript) and any(
                         isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value is Ellipsis
                         for p in (base.slice.elts if isinstance(base.slice, ast.Tuple) else [base.slice]))

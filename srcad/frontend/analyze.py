@@ -50,6 +50,14 @@ def is_user_function(obj):
     return mod.split(".")[0] not in _SYSTEM_MODULES
 
 
+def _is_data(obj):
+    """A value whose subscript reads an item (an array, a container, a number, a sparse matrix)."""
+    import numpy as np
+    import scipy.sparse as sp
+    return isinstance(obj, (np.ndarray, np.generic, list, tuple, dict, str, bytes, range, int, float,
+                            types.MappingProxyType)) or sp.issparse(obj) or isinstance(obj, type)
+
+
 def _namedtuple_fields(cls, call):
     """The arguments of `P(...)`, P a namedtuple class, in field order (None if not all given)."""
     if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
@@ -66,6 +74,16 @@ def _array_attribute(name):
     import numpy as np
     import scipy.sparse as sp
     return any(hasattr(t, name) for t in (np.ndarray, np.float64, float, sp.csr_array, sp.csr_matrix))
+
+
+def _value_names(node):
+    """Names whose value may become the value of `a or b` / an item of `{a, b}` (not those only
+    compared or negated: a comparison's result is a bool)."""
+    if isinstance(node, (ast.Compare, ast.JoinedStr)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return []
+    if isinstance(node, (ast.BoolOp, ast.Set)):
+        return [n for v in (node.values if isinstance(node, ast.BoolOp) else node.elts) for n in _value_names(v)]
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
 
 
 def _names(atoms):
@@ -173,7 +191,56 @@ class Analysis:
             if rule.nondiff:
                 return
             op.bound = self._bind(rule, [f.value] + call.args, call.keywords, call, fname)
+        if self._discrete_cast(op):
+            return
         op.operands = _names(list(op.bound.items()))   # every argument: an active one without a rule raises
+
+    def _discrete_cast(self, op):
+        """A cast whose dtype (the parameter the rule declares `cast`) is an integer or bool dtype
+        known here (`x.astype(int)`, `np.asarray(x, dtype="int32")`): its result carries no
+        derivative, declared by the registry's "op:DiscreteCast". A dtype known only at run time
+        is left to the rule (its helpers decide from the result's dtype)."""
+        import numpy as np
+        param = op.rule.cast if op.rule is not None else None
+        node = op.bound.get(param) if param else None
+        if not isinstance(node, ast.AST):
+            return False
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found, value = True, node.value
+        elif self._global(node):
+            found, value = self._resolve(node)
+        else:
+            return False
+        try:
+            kind = np.dtype(value).kind if found and value is not None else None
+        except (TypeError, ValueError):
+            return False
+        if kind is None or kind not in "biu":
+            return False
+        op.rule, op.bound, op.operands = lookup("op:DiscreteCast"), {}, []
+        return True
+
+    def _subscript_call(self, op, rhs):
+        """`np.r_[a, b]`: a module-level object that is not data, subscripted. With a rule declared
+        `subscript` (its items the arguments) it is differentiated by that rule; any other such
+        object (a class with __getitem__, an index trick with no rule) is a missing rule when an
+        active value is among the items, never an index read that carries nothing."""
+        found, obj = self._resolve(rhs.value)
+        if not found or _is_data(obj):
+            return False
+        items = rhs.slice.elts if isinstance(rhs.slice, ast.Tuple) else [rhs.slice]
+        rule = lookup(obj)
+        plain = all(isinstance(i, ast.Name) or isinstance(i, ast.Constant) and isinstance(i.value, (int, float))
+                    for i in items)
+        if rule is not None and rule.subscript and plain:
+            op.rule, op.bound = rule, self._bind(rule, items, [], rhs, ast.unparse(rhs.value))
+            if not rule.nondiff:
+                op.operands = _names(list(op.bound.items()))
+            return True
+        op.missing = f"{ast.unparse(rhs.value)}[...]" + ("" if rule is None or not rule.subscript else
+                                                        " with a slice, a string or an expression among its items")
+        op.operands = [(("idx", j), n.id) for j, n in enumerate(ast.walk(rhs.slice)) if isinstance(n, ast.Name)]
+        return True
 
     def _classify(self, st):
         if isinstance(st, ast.Assign):
@@ -204,11 +271,24 @@ class Analysis:
                     op.missing = ast.unparse(rhs)
                     op.operands = _names([("x", rhs.value)])
                     return op
+            elif isinstance(rhs, ast.Subscript) and self._global(rhs.value) and self._subscript_call(op, rhs):
+                return op
             elif isinstance(rhs, ast.Subscript):
                 op.rule, op.bound = lookup("op:Subscript"), {"x": rhs.value, "idx": index_expr(rhs.slice)}
             elif isinstance(rhs, (ast.Tuple, ast.List, ast.Dict)):
                 op.kind = "display"     # operands keyed by position (a dict's: of its values)
                 op.operands = _names(list(enumerate(rhs.values if isinstance(rhs, ast.Dict) else rhs.elts)))
+                return op
+            elif isinstance(rhs, (ast.BoolOp, ast.Set)):
+                # `a or b` is one of its operands, `{a, b}` holds them: a derivative would flow
+                # through, and srcad has no rule for either (never a silent zero)
+                names = _value_names(rhs)
+                what = "a set display" if isinstance(rhs, ast.Set) else f"`{type(rhs.op).__name__.lower()}`"
+                op.unsupported = (
+                    f"{what} over a value that depends on the differentiated input (`{ast.unparse(rhs)}`)",
+                    "use a list for a collection of values" if isinstance(rhs, ast.Set) else
+                    "write the choice as an if statement, or np.where(cond, a, b)")
+                op.operands = [(("v", j), n) for j, n in enumerate(names)]
                 return op
             else:
                 return op       # constants, globals, comparisons: no derivative

@@ -18,16 +18,16 @@ import ast
 import builtins
 
 from ..errors import UnsupportedSyntaxError
-from ..rules.registry import lookup
+from ..rules.registry import FactSet, facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy
 from .parse import Parsed
 from ..composition import operator_call
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
-_DICT_VIEWS = ("keys", "values", "items")
+# (facts declared in the registry, rules/numpy_rules.py)
+_DICT_VIEWS = FactSet("kind", "dict-view", methods=True)
 # methods that change a list or dict in place: as values (`v = d.pop(k)`) they are not differentiated
-_IN_PLACE = ("pop", "popitem", "setdefault", "update", "clear", "extend", "insert", "remove", "sort",
-             "reverse")
+_IN_PLACE = FactSet("inplace", "container", methods=True)
 
 
 def _is_atom(node):
@@ -131,6 +131,25 @@ class Normalizer:
         t = self.temp(hint)
         return [_loc(assign(t, sl), sl)], name(t)
 
+    def _subscript_call(self, value):
+        """`np.r_[...]`: an object the registry declares applied by subscripting (items as arguments)."""
+        if not self.is_global_ref(value):
+            return False
+        found, obj = self.resolve(value)
+        entry = facts(obj) if found else None
+        return entry is not None and entry.subscript
+
+    def items(self, sl, hint):
+        """The items of `np.r_[a, b + 1, 0:3]` as atoms (slices and strings kept whole)."""
+        if isinstance(sl, ast.Tuple):
+            stmts, elts = [], []
+            for e in sl.elts:
+                s, a = ([], e) if isinstance(e, ast.Slice) else self.atom(e, hint)
+                stmts += s
+                elts.append(a)
+            return stmts, ast.Tuple(elts=elts, ctx=ast.Load())
+        return ([], sl) if isinstance(sl, ast.Slice) else self.atom(sl, hint)
+
     def flat(self, e, hint="t"):
         """(statements, rhs): rhs is one operation on atoms (or an inactive expression kept whole)."""
         if _is_atom(e) or self.is_global_ref(e) and not isinstance(e, ast.Call):
@@ -157,7 +176,7 @@ class Normalizer:
             return s, _loc(ast.Attribute(a, e.attr, ast.Load()), e)
         if isinstance(e, ast.Subscript):
             s1, a = self.atom(e.value, hint)
-            s2, sl = self.index(e.slice)
+            s2, sl = self.index(e.slice) if not self._subscript_call(e.value) else self.items(e.slice, hint)
             return s1 + s2, _loc(ast.Subscript(a, sl, ast.Load()), e)
         if isinstance(e, (ast.Tuple, ast.List)):
             s, elts = self.atoms(e.elts, hint)
@@ -311,7 +330,7 @@ class Normalizer:
         found, obj = self.resolve(e.func) if self.is_global_ref(e.func) else (False, None)
         if found and obj is builtins.dict:
             return self.dict_call(e, hint)
-        if not found and self._local_method(e, ("get",) + _DICT_VIEWS):
+        if not found and self._local_method(e, ("get", *_DICT_VIEWS)):
             return self.dict_method(e, hint)
         if found and obj in (builtins.zip, builtins.enumerate):
             # zip/enumerate outside a loop head: the list of tuples they give, built by a loop

@@ -57,6 +57,15 @@ def _public_name(obj):
             continue
         if name and getattr(mod, name, None) is obj:
             return f"{modname}.{name}"
+    if name is None:        # an instance a module exposes (np.r_): the module's name for it
+        for modname in _MODULES:
+            try:
+                mod = importlib.import_module(modname)
+            except ImportError:
+                continue
+            attr = next((a for a, v in vars(mod).items() if v is obj and not a.startswith("_")), None)
+            if attr is not None:
+                return f"{modname}.{attr}"
     mod = getattr(obj, "__module__", None) or type(obj).__module__
     qual = getattr(obj, "__qualname__", None) or name or repr(obj)
     return f"{mod}.{qual}"

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.special
 
 from .. import runtime as rt
-from .registry import defnondiff, defrule
+from .registry import declare, defnondiff, defrule
 
 # ---- arithmetic operators and their numpy names ------------------------------------------
 defrule(["op:Add", np.add], "x, y", ("g", "g"), ("x_dot", "y_dot"), broadcast=True)
@@ -55,8 +55,14 @@ defrule([np.clip, ".clip"], "x, a_min=None, a_max=None",
          "rt.unbroadcast(g * np.greater(x, a_max), a_max)"),
         ("x_dot * rt.clip_mask(x, a_min, a_max)", "rt.broadcast_like(a_min_dot * np.less(x, a_min), ans)",
          "rt.broadcast_like(a_max_dot * np.greater(x, a_max), ans)"))
+# casts: to a float dtype the identity (in that dtype); to an integer or bool dtype piecewise
+# constant, so no derivative. The helpers decide from the result's dtype, which covers a dtype
+# known only at run time (`x.astype(t)`); the integer scalar types are declared below. (np.float32(x)
+# has no rule: x.astype(np.float32) is the cast to write.)
 defrule([np.asarray, np.array, np.float64, builtins.float], "x, dtype=None",
-        "rt.as_cotangent(g, x)", "rt.as_tangent(x_dot, ans)", discrete="dtype")
+        "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)", discrete="dtype", cast="dtype")
+# a cast to an integer or bool dtype known when the code is generated: its result is a constant
+defnondiff("op:DiscreteCast")
 
 # ---- reductions --------------------------------------------------------------------------
 _RED = "x, axis=None, dtype=None, out=None, keepdims=False"
@@ -89,12 +95,19 @@ defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
          np.atleast_1d, np.atleast_2d, np.atleast_3d],
         "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)", discrete="shape")
-defrule(".astype", "x, dtype, *args, **kwargs", "rt.as_cotangent(g, x)", "x_dot.astype(dtype)", discrete="dtype")
+defrule(".astype", "x, dtype, *args, **kwargs", "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)",
+        discrete="dtype", cast="dtype")
 defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
 defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",
         "np.concatenate(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
 defrule([np.stack], "arrays, axis=0", "rt.unstack(g, axis, arrays)",
         "np.stack(rt.tangent_list(arrays_dot, arrays), axis=axis)", discrete="axis")
+# np.r_[a, b, ...] / np.c_[a, b, ...]: called by subscripting the object, its items the arguments
+# (arrays and numbers; a slice or a string directive among the items is refused when it matters)
+defrule(np.r_, "*items", "rt.index_join_vjp(g, items, k, 'r')", "rt.index_join_jvp(items_dot, items, k, 'r')",
+        subscript=True)
+defrule(np.c_, "*items", "rt.index_join_vjp(g, items, k, 'c')", "rt.index_join_jvp(items_dot, items, k, 'c')",
+        subscript=True)
 # ---- Python builtins over lists and arrays (an array's items are its rows along axis 0) -------
 defrule([builtins.sum], "xs, start=0", ("rt.sum_items_vjp(g, xs)", "rt.unbroadcast(g, start)"),
         ("rt.sum_items_jvp(xs_dot, xs)", "start_dot"))
@@ -339,6 +352,13 @@ defrule("op:Field", "x, name, where", "rt.field_vjp(g, x, name, where)", "rt.fie
 defrule("op:NamedTuple", "*items", "rt.item(g, k)", "rt.item_tangent(items_dot, k, len(items))", jvp_join=True)
 
 # ---- outputs carry no derivative ---------------------------------------------------------
+# rounding, ordering, counting and testing: piecewise constant results (no derivative)
+defnondiff([np.around, ".round", ".argpartition", ".searchsorted", np.lexsort, np.isreal, np.iscomplex,
+            np.isneginf, np.isposinf, np.heaviside,
+            np.result_type, np.iinfo, np.finfo, np.can_cast, np.min_scalar_type])
+# casts to integer or bool types: piecewise constant (no derivative)
+defnondiff([np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32, np.uint16, np.uint8, np.intp,
+            np.bool_, rt.discrete_result])
 defnondiff([len, range, int, bool, isinstance, print, round,
             np.shape, np.ndim, np.size, np.sign, np.floor, np.ceil, np.round, np.rint,
             np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero,
@@ -361,6 +381,61 @@ defnondiff([".startswith", ".endswith", ".lower", ".upper", ".strip", ".split", 
 # draw moves with loc and scale; write loc + scale * np.random.standard_normal(size))
 defnondiff([np.random.default_rng, np.random.rand, np.random.randn, np.random.randint, np.random.seed,
             np.random.standard_normal, np.random.random])
+# ---- memory: which results share memory with an argument, which calls write in place ------------
+# (read by the alias analysis, frontend/aliases.py; a function or method not declared here makes
+# a new value: an unknown method of a local value is a fresh object, an unknown attribute a view)
+declare([np.reshape, np.ravel, np.transpose, np.squeeze, np.asarray, np.asanyarray,
+         np.ascontiguousarray, np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d,
+         np.expand_dims, np.swapaxes, np.moveaxis, np.rollaxis, np.broadcast_to,
+         np.broadcast_arrays, np.diagonal, np.real, np.imag, np.flip, np.fliplr, np.flipud,
+         np.rot90, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
+         np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view,
+         builtins.list, builtins.tuple, builtins.reversed, builtins.iter, builtins.next,
+         builtins.zip, builtins.enumerate, builtins.sorted, builtins.max, builtins.min,
+         builtins.dict], alias="view")
+declare([".reshape", ".ravel", ".view", ".transpose", ".swapaxes", ".squeeze", ".diagonal", ".conj"], alias="view")
+# methods whose result is an item of the receiver (a container), or a view of it (an array)
+declare([".get", ".pop", ".popitem", ".setdefault", ".values", ".items", ".__getitem__"], alias="item")
+# attributes that share the receiver's memory, and those that share none
+declare([".T", ".mT", ".real", ".imag", ".flat", ".data", ".indices", ".indptr", ".row", ".col", ".base"],
+        alias="view-attribute")
+declare([".shape", ".ndim", ".size", ".dtype", ".nnz", ".itemsize", ".nbytes", ".format"], alias="plain-attribute")
+# methods that change their receiver (those that put their arguments into it: adds_items)
+declare([".fill", ".put", ".resize", ".setfield", ".itemset", ".partition", ".byteswap", ".eliminate_zeros",
+         ".sum_duplicates", ".sort_indices", ".setdiag", ".prune"], inplace=True)
+# (those of lists, dicts and sets: "container"; as values, `v = d.pop(k)`, they are not differentiated)
+declare([".pop", ".remove", ".clear", ".reverse", ".popitem", ".sort"], inplace="container")
+declare([".extend", ".insert", ".update", ".setdefault"], inplace="container", adds_items=True)
+declare([".append", ".add"], inplace=True, adds_items=True)
+declare([".keys", ".values", ".items"], kind="dict-view")     # a dict's keys, values, items
+# numpy functions that write into their first argument
+declare([np.put, np.place, np.putmask, np.fill_diagonal, np.copyto], inplace=True)
+
+# ---- effects: read by the cleanup pass (which drops or reuses only calls without effects) -----------
+# NumPy and SciPy functions are pure except these (and a call given `out=`); a chain through one
+# of them (np.random.normal, np.add.at) has effects too
+declare([np.random, np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis, np.seterr,
+         np.errstate, np.save, np.savez, np.savez_compressed, np.savetxt, np.load, np.loadtxt, np.fromfile,
+         np.memmap, np.set_printoptions], pure=False)
+declare([".at", ".tofile"], pure=False)
+declare([len, range, reversed, float, int, abs, min, max, tuple, list, zip, enumerate, bool, isinstance, round,
+         builtins.sum], pure=True)
+
+# ---- the kind of a call's result: read by the kinds pass (transform/kinds.py) ----------------
+# (x, axis, keepdims): a number or an array of one less dimension; a full sum's (mean's) adjoint
+# is its cotangent spread (and divided by the count): "reduction:sum", "reduction:mean"
+declare([np.max, np.amax, ".max", np.min, np.amin, ".min", np.prod, ".prod"], kind="reduction")
+declare([np.sum, ".sum"], kind="reduction:sum")
+declare([np.mean, ".mean"], kind="reduction:mean")
+declare([np.copy, ".copy", np.zeros_like, np.ones_like, np.empty_like, np.full_like], kind="same")
+declare([len, int], kind="int")           # a Python int (with one argument)
+declare([np.stack, np.array, np.asarray], kind="stacked")      # of a list of arrays: one more dimension
+declare(np.concatenate, kind="joined")       # of a list of arrays: along an axis
+declare([np.matmul, np.dot, ".dot"], kind="matmul")
+declare([".T", ".mT"], kind="transpose")      # attributes that are certainly an array's view (not a number's)
+# calls that read only the items of their list operands (the kinds of those items stay known)
+declare([np.stack, np.concatenate, np.array, np.asarray, np.vstack, np.hstack, len, builtins.sum], reads_items=True)
+
 from . import runtime_rules  # noqa: E402,F401  (rules of the helpers generated code calls)
 from . import sparse_rules  # noqa: F401
 from . import linalg_rules  # noqa: F401,E402

@@ -30,12 +30,29 @@ class Rule:
     jvp_join: bool = False      # tangent pieces are added with rt.add (containers), not +
     accumulate: object = None   # how to add the adjoint into a live cotangent `__bar__` (fused, in place)
     discrete: tuple = ()        # parameters the result is piecewise constant in (declared by the rule)
+    # -- facts the passes ask about the operation (see `declare`) --
+    facts_only: bool = False    # an entry holding facts but no derivative: `lookup` does not return it
+    subscript: bool = False     # applied by subscripting the object: np.r_[a, b] (its items the arguments)
+    alias: str = None           # "view": the result may share memory with the first argument (receiver);
+    #                             "item": it is an item of the receiver; "plain": it shares no memory
+    inplace: object = False     # writes into its first argument (a method: into its receiver); "container":
+    #                             a list/dict/set method that changes its receiver
+    adds_items: bool = False    # an in-place method that puts its arguments into the receiver (append)
+    pure: object = None         # True: no effects, a new value (may be dropped or reused); False: effects
+    consumes: bool = False      # runtime helper that may update its first argument in place (rt.add)
+    kind: str = None            # the result's kind: "reduction" (sum-like: axis, keepdims), "same" (the
+    #                             first operand's kind), "int"/"float" (a Python number), "cast"
+    fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
+    reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
+    cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
 
 
 _TABLE = {}          # built-in rules
+_FACTS_ONLY = {}     # entries of facts about operations that have no derivative rule (see `declare`)
+_FILLED = [0]        # bumped by every defrule/declare: FactSet's cached sets are then made again
 _USER = {}           # registered by the user; these win
 generation = [0]     # bumped by every registration, so generated code made before it is not reused
 
@@ -55,7 +72,7 @@ def _mentions(tree, name):
 
 
 def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False, accumulate=None,
-            primal_when=None, discrete=""):
+            primal_when=None, discrete="", **facts):
     """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params;
     `primal`, a template for how the generated code computes the result (e.g. through a kernel),
     used where `primal_when(arguments' AST by param)` holds, if given.
@@ -91,16 +108,130 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
                 table[name] = _parse("0")
     rule.needs_ans = any(_mentions(t, "ans") for t in rule.vjp.values())
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
-        _TABLE[key] = Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
-                           needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join,
-                           accumulate=_parse(accumulate), primal_when=primal_when, discrete=discrete)
+        _put(key, Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
+                       needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join,
+                       accumulate=_parse(accumulate), primal_when=primal_when, discrete=discrete))
+    declare(keys, **facts)
 
 
-def defnondiff(keys, params="*args, **kwargs"):
+def defnondiff(keys, params="*args, **kwargs", **facts):
     """Declare operations whose outputs carry no derivative (shapes, indices, comparisons, draws)."""
     sig = _signature(params)
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
-        _TABLE[key] = Rule(key, list(sig.parameters), sig, nondiff=True)
+        _put(key, Rule(key, list(sig.parameters), sig, nondiff=True))
+    declare(keys, **facts)
+
+
+def _put(key, rule):
+    """Enter a rule, keeping the facts declared for its key before (a rule replaced, or facts first)."""
+    old = _TABLE.get(key) or _FACTS_ONLY.pop(key, None)
+    if old is not None:
+        for name in _FACTS:
+            setattr(rule, name, getattr(old, name))
+    _TABLE[key] = rule
+    _FILLED[0] += 1
+
+
+_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast")
+
+
+def declare(keys, **facts):
+    """Record facts about operations (see the Rule fields after `discrete`) in their entries: the
+    rule's own if it has one (declared next to it), else an entry of facts only, which gives no
+    derivative (`lookup` skips it: an active value through it is still a MissingRuleError)."""
+    unknown = set(facts) - set(_FACTS)
+    if unknown:
+        raise ValueError(f"unknown operation facts: {sorted(unknown)}")
+    _FILLED[0] += 1
+    for key in keys if isinstance(keys, (list, tuple)) else [keys]:
+        entry = _TABLE.get(key) or _FACTS_ONLY.get(key)
+        if entry is None:
+            sig = _signature("*args, **kwargs")
+            entry = _FACTS_ONLY[key] = Rule(key, list(sig.parameters), sig, facts_only=True)
+        for name, value in facts.items():
+            setattr(entry, name, value)
+
+
+def facts(key):
+    """The entry holding what the passes know about an operation (a function, ".method",
+    ".attribute", "op:Name", "rt.helper"), derivative rule or not; None if it has none."""
+    try:
+        return _TABLE.get(key) or _FACTS_ONLY.get(key)
+    except TypeError:  # unhashable
+        return None
+
+
+def keys_with(fact, value=True):
+    """Every key whose entry has `fact` equal to `value` (for a pass that needs the whole set)."""
+    return [k for table in (_TABLE, _FACTS_ONLY) for k, e in table.items()
+            if (getattr(e, fact) == value if value is not ANY else getattr(e, fact))]
+
+
+ANY = object()      # keys_with(fact, ANY): every key whose fact is set (truthy)
+
+
+class HelperFacts:
+    """The names of the runtime helpers (`rt.<name>`) with one fact, as generated code names them:
+    `name in HelperFacts("consumes")` reads the entry of srcad.runtime.<name>."""
+
+    def __init__(self, fact, value=ANY):
+        self.fact, self.value = fact, value
+
+    def __contains__(self, name):
+        from .. import runtime
+        entry = facts(getattr(runtime, name, None)) if isinstance(name, str) else None
+        if entry is None:
+            return False
+        v = getattr(entry, self.fact)
+        return bool(v) if self.value is ANY else v == self.value
+
+
+def fact_of_chain(root, chain, fact):
+    """The fact of the object `root.a.b` names (chain = ["a", "b"]) and of each object on the way
+    (np.random.normal passes through np.random); also of the method key ".b" (np.add.at: ".at").
+    Returns the values found, outermost first; attributes that do not exist end the walk."""
+    out, obj = [], root
+    for name in chain:
+        entry = facts("." + name)
+        if entry is not None and getattr(entry, fact) is not None:
+            out.append(getattr(entry, fact))
+        obj = getattr(obj, name, None) if obj is not None else None
+        entry = facts(obj) if obj is not None else None
+        if entry is not None and getattr(entry, fact) is not None:
+            out.append(getattr(entry, fact))
+    return out
+
+
+class FactSet:
+    """The keys with one fact, as a set the passes test membership in (`obj in VIEW_FUNCS`), read
+    from the registry when asked (the rule modules fill it after the passes are imported).
+    `methods=True`: the method names (".name" keys, without the dot); else callables (not strings)."""
+
+    def __init__(self, fact, value=True, methods=False, prefix="."):     # value=ANY: any truthy value
+        self.fact, self.value, self.methods, self.prefix = fact, value, methods, prefix
+        self._cache, self._size = None, -1
+
+    def _keys(self):
+        if self._cache is None or self._size != _FILLED[0]:
+            keys = keys_with(self.fact, self.value)
+            if self.methods:
+                found = {k[len(self.prefix):] for k in keys if isinstance(k, str) and k.startswith(self.prefix)}
+            else:
+                found = {k for k in keys if not isinstance(k, str)}
+            self._cache, self._size = frozenset(found), _FILLED[0]
+        return self._cache
+
+    def __contains__(self, item):
+        try:
+            return item in self._keys()
+        except TypeError:
+            return False
+
+    def __iter__(self):
+        return iter(self._keys())
+
+    def __len__(self):
+        return len(self._keys())
 
 
 _RECORDERS = []      # sets collecting the key of every built-in rule looked up (see `recording`)

@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from .. import runtime as rt
-from .registry import defnondiff, defrule
+from .registry import declare, defnondiff, defrule
 
 # ---- accumulation and shapes ---------------------------------------------------------------
 defrule(rt.add, "a, b", ("g", "g"), ("a_dot", "b_dot"), jvp_join=True)
@@ -18,6 +18,11 @@ defrule(rt.broadcast_like, "v, like", ("rt.unbroadcast(g, v)", "0"), ("rt.broadc
 defrule(rt.finalize, "bar, x, row_sparse=False", ("g", "0"), ("rt.finalize(bar_dot, x, row_sparse)", "0"))
 defrule(rt.as_cotangent, "g, x", (None, "0"), ("rt.as_cotangent(g_dot, x)", "0"))
 defrule(rt.as_tangent, "x_dot, like", (None, "0"), ("rt.as_tangent(x_dot_dot, like)", "0"))
+defrule(rt.index_join_vjp, "g, items, k, how", None, ("rt.index_join_vjp(g_dot, items, k, how)", "0"),
+        discrete="k how")
+defrule(rt.index_join_jvp, "d, items, k, how", None, ("rt.index_join_jvp(d_dot, items, k, how)", "0"),
+        discrete="k how")
+defrule(rt.cast_vjp, "g, x, like", None, ("rt.cast_vjp(g_dot, x, like)", "0", "0"))
 defrule(rt.reshape_like, "c, x", ("rt.reshape_like(g, c)", "0"), ("rt.reshape_like(c_dot, x)", "0"))
 defrule(rt.expand_reduced, "v, x, axis, keepdims", ("rt.reshape_like(g, v)", "0"), ("rt.expand_reduced(v_dot, x, axis, keepdims)", "0"),
         discrete="axis keepdims")
@@ -172,3 +177,36 @@ defrule(rt.unstack_columns, "g, columns, x", ("rt.stack_columns(g, x)", "0", "0"
 defrule(rt.matmul_or_zero, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul_or_zero(x_dot, y)", "rt.matmul_or_zero(x, y_dot)"), jvp_join=True)
 defnondiff([rt.unit_direction])
+
+# ---- facts the cleanup and fusion passes read about the helpers ------------------------------
+# helpers that update their first argument in place when only the caller's variable holds it
+# (add, add_at, zero_at check sys.getrefcount): the argument is consumed there
+declare([rt.add, rt.add_at, rt.zero_at], consumes=True)
+# helpers without effects: they read their arguments and return a new value
+declare([getattr(rt, name) for name in """
+unbroadcast broadcast_like finalize zeros_like log_or_zero pick_weight clip_mask as_cotangent cast_vjp
+as_tangent expand_reduced count sum_vjp sum_jvp extreme_vjp extreme_jvp prod_others_jvp prod_vjp
+prod_jvp var_vjp var_jvp norm_vjp norm_jvp cumsum_vjp diff_vjp joined_vjp solve_vjp_b outer_vjp
+reshape_like solve_vjp_a einsum_vjp einsum_jvp einsum_vjp_dot einsum_jvp_dot replace_at matmul
+matmul_vjp_x matmul_vjp_y transpose_vjp concatenate_vjp unstack sum_list_vjp tangent_list getitem
+outer index_vjp index_matmul_vjp getitem_matmul index_jvp item field_vjp field_jvp item_tangent
+index_bar set_at last drop_last appended is_scalar builtin_extreme_jvp builtin_extreme_vjp
+item_jvp item_vjp sum_items_jvp sum_items_vjp tolist_jvp tolist_vjp index_join_vjp index_join_jvp
+discrete_result""".split() if hasattr(rt, name)], pure=True)
+# every function of rt.shapes and rt.special is pure, and of rt.linalg all but lstsq_check
+# (including the scipy functions they pass on: rt.special.gamma, rt.linalg.expm)
+declare([f for mod in (rt.shapes, rt.special, rt.linalg) for name, f in vars(mod).items()
+         if callable(f) and not isinstance(f, type) and not name.startswith("__") and name != "lstsq_check"],
+        pure=True)
+declare(rt.linalg.lstsq_check, pure=False)
+# fusions, declared on the producer: {(consumer, position of the temporary among its arguments):
+# (fused helper, positions of the producer's arguments the fused helper does not take)}
+# a row gather feeding a matrix-vector product: one kernel, the rows never formed
+declare(rt.getitem, fusions={("matmul", 0): ("getitem_matmul", ())})
+# a gathered row block's cotangent from `E[idx] @ w`: kept as its outer-product factors.
+# matmul_vjp_x(g, x, y) reads only x's shape, and x = E[idx]: the fused helper derives it.
+declare(rt.matmul_vjp_x, fusions={("index_vjp", 0): ("index_matmul_vjp", (1,))})
+# helpers with effects that the passes emit as statements of their own (no derivative flows through
+# them: the seed checks the output, restore_item undoes a dict write, revolve drives a checkpointed
+# loop's adjoint, loop_entry copies its entry state)
+declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry], pure=False)

@@ -39,7 +39,8 @@ from .mappings import (concat, concat_jvp, concat_vjp, loop_sequence, loop_seque
                        repeat_jvp, repeat_jvp_times, repeat_vjp, repeat_vjp_times, restore_item, saved_item,
                        sorted_jvp, sorted_vjp, union_jvp, union_vjp)
 from .accumulate import add, finalize, tangent_list, zeros_like
-from .broadcasting import as_cotangent, as_tangent, broadcast_like, reshape_like, unbroadcast
+from .broadcasting import (as_cotangent, as_tangent, broadcast_like, cast_vjp, discrete_result, reshape_like,
+                           unbroadcast)
 from .elementwise import clip_mask, log_or_zero, pick_weight
 from .reductions import (count, cumsum_vjp, diff_vjp, expand_reduced, extreme_jvp, extreme_vjp, prod_jvp,
                          prod_others_jvp, prod_vjp, sum_jvp, sum_vjp, var_jvp, var_vjp)
@@ -47,7 +48,8 @@ from .products import (einsum_jvp, einsum_jvp_dot, einsum_vjp, einsum_vjp_dot, m
                        outer, outer_vjp, replace_at, solve_vjp_a, solve_vjp_b)
 from .indexing import (add_at, field_jvp, field_vjp, getitem, getitem_matmul, index_bar, index_jvp,
                        index_matmul_vjp, index_vjp, set_at, take, take_vjp, zero_at)
-from .lists import (appended, concatenate_vjp, drop_last, item, item_tangent, joined_vjp, last, sum_list_vjp,
+from .lists import (appended, concatenate_vjp, drop_last, index_join_jvp, index_join_vjp, item, item_tangent,
+                    joined_vjp, last, sum_list_vjp,
                     transpose_vjp, unstack)
 from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, item_vjp, sum_items_jvp,
                           sum_items_vjp, tolist_jvp, tolist_vjp)

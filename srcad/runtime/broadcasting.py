@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import UnsupportedSyntaxError
-from .accumulate import tangent_list
+from .accumulate import tangent_list, zeros_like
 from .sparse_ops import check_covers
 from .values import _DENSE, _float_dtype, _is_map, _is_seq, _is_zero, _plain
 
@@ -84,10 +84,42 @@ def as_cotangent(g, x):
 
 
 
+def discrete_result(ans):
+    """Is `ans` (the result of a cast) of an integer or bool dtype: piecewise constant in its
+    operand, so the cast carries no derivative? Decided from the value, so a dtype known only at
+    run time (`x.astype(t)`) is handled as well as a constant one."""
+    if isinstance(ans, (bool, int, np.bool_, np.integer)):
+        return True
+    dt = getattr(ans, "dtype", None)
+    return dt is not None and dt.kind in "biu"
+
+
+def _refuse_complex(ans):
+    if np.iscomplexobj(ans) and not _is_seq(ans):
+        raise UnsupportedSyntaxError(
+            f"a cast to the complex dtype {np.asarray(ans).dtype} of a value that carries a derivative (srcad "
+            f"differentiates real functions only: a complex derivative needs a conjugation convention)",
+            hint="keep the real and imaginary parts as two real arrays, and write |z| as np.hypot(re, im)")
+
+
+def cast_vjp(g, x, ans):
+    """The cotangent of `x` from that of a cast `ans` of it (np.asarray(x, dtype), x.astype(dtype),
+    np.float32(x)): zero when the cast is to an integer or bool dtype, else g in x's float kind;
+    a cast to a complex dtype is refused (its cotangent would drop the imaginary part)."""
+    _refuse_complex(ans)
+    if discrete_result(ans):
+        return zeros_like(x)
+    return as_cotangent(g, x)
+
+
 def as_tangent(x_dot, ans):
-    """The tangent of np.asarray(x) from x's tangent (a list of tangents becomes an array)."""
+    """The tangent of np.asarray(x) from x's tangent (a list of tangents becomes an array); zero
+    when `ans` has an integer or bool dtype (such a cast carries no derivative)."""
     if _is_zero(x_dot):
         return x_dot
+    _refuse_complex(ans)
+    if discrete_result(ans):
+        return zeros_like(ans)
     if _is_seq(x_dot):
         parts = tangent_list(x_dot, list(np.asarray(ans)))
         return np.asarray(parts, dtype=object if any(np.asarray(p).dtype == object for p in parts)

@@ -87,3 +87,35 @@ def transpose_vjp(g, axes=None):
     if _is_zero(g):
         return g
     return np.transpose(g) if axes is None else np.transpose(g, np.argsort(axes))
+
+
+# ---- np.r_[a, b, ...] and np.c_[a, b, ...] (items that are arrays or numbers) -------------------
+def _joined_piece(a, how):
+    """Item `a` as np.r_ (how='r': at least 1-D) or np.c_ (how='c': at least 2-D, a 1-D item a
+    column) places it before joining along axis 0 ('r') or the last axis ('c')."""
+    a = np.asarray(a)
+    if how == "r":
+        return a.reshape(1) if a.ndim == 0 else a
+    if a.ndim == 0:
+        return a.reshape(1, 1)
+    return a.reshape(-1, 1) if a.ndim == 1 else a
+
+
+def index_join_vjp(g, items, k, how):
+    """The cotangent of item k of np.r_[items] (how='r') or np.c_[items] (how='c')."""
+    if _is_zero(g):
+        return g
+    pieces = [_joined_piece(a, how) for a in items]
+    axis = 0 if how == "r" else -1
+    ends = np.cumsum([p.shape[axis] for p in pieces])[:-1]
+    part = np.split(np.asarray(g), ends, axis=axis)[k]
+    return as_cotangent(np.reshape(part, np.shape(items[k])), items[k])
+
+
+def index_join_jvp(d, items, k, how):
+    """The tangent of np.r_[items] / np.c_[items] from item k's tangent d (the others held)."""
+    if _is_zero(d):
+        return d
+    pieces = [np.zeros(_joined_piece(a, how).shape) for a in items]
+    pieces[k] = _joined_piece(np.broadcast_to(d, np.shape(items[k])), how).astype(float)
+    return np.concatenate(pieces, axis=0 if how == "r" else -1)

@@ -20,7 +20,11 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedSyntaxError
+from ..rules.registry import ANY, FactSet
 from ..syntax import N, assign, comment, names_read, rt
+
+# methods that change their receiver (xs.append(v)): declared in the registry (rules/numpy_rules.py)
+_CHANGES_RECEIVER = FactSet("inplace", ANY, methods=True)
 
 if TYPE_CHECKING:
     from .reverse import Reverse
@@ -194,7 +198,7 @@ def _written_in_place(block):
                 if isinstance(base, ast.Name):
                     out.add(base.id)
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                    and n.func.attr in ("append", "pop", "extend", "insert"):
+                    and n.func.attr in _CHANGES_RECEIVER:
                 out.add(n.func.value.id)
     return out
 

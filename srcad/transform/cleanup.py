@@ -17,34 +17,13 @@ branches    no empty `else`, no `if` whose branches are both empty, no loop with
 import ast
 import builtins
 
+from ..rules.registry import HelperFacts, fact_of_chain
 from ..syntax import is_comment
 
+# what calls do (in place, pure): declared in the registry (rules/runtime_rules.py, numpy_rules.py)
 # runtime helpers that update their first argument in place when only the caller's variable holds
 # it (srcad/runtime: add, add_at, zero_at check sys.getrefcount): the argument is consumed there
-_CONSUMING = frozenset({"add", "add_at", "zero_at"})
-
-# runtime helpers without effects: they read their arguments and return a new value
-_RT_PURE = frozenset("""
-unbroadcast broadcast_like finalize zeros_like log_or_zero pick_weight clip_mask as_cotangent
-as_tangent expand_reduced count sum_vjp sum_jvp extreme_vjp extreme_jvp prod_others_jvp prod_vjp
-prod_jvp var_vjp var_jvp norm_vjp norm_jvp cumsum_vjp diff_vjp joined_vjp solve_vjp_b outer_vjp
-reshape_like solve_vjp_a einsum_vjp einsum_jvp einsum_vjp_dot einsum_jvp_dot replace_at matmul
-matmul_vjp_x matmul_vjp_y transpose_vjp concatenate_vjp unstack sum_list_vjp tangent_list getitem
-outer index_vjp index_matmul_vjp getitem_matmul index_jvp item field_vjp field_jvp item_tangent
-index_bar set_at last drop_last appended is_scalar builtin_extreme_jvp builtin_extreme_vjp
-item_jvp item_vjp sum_items_jvp sum_items_vjp tolist_jvp tolist_vjp
-""".split())
-_RT_PURE_MODULES = frozenset({"shapes", "special"})
-_LINALG_IMPURE = frozenset({"lstsq_check"})
-
-# NumPy / SciPy: every function is pure except these (and any call given `out=`)
-_NP_IMPURE = frozenset("""
-random copyto put place putmask fill_diagonal put_along_axis at seterr errstate save savez
-savez_compressed savetxt load loadtxt fromfile tofile memmap set_printoptions
-""".split())
-_PURE_BUILTINS = frozenset("""
-len range reversed float int abs min max tuple list zip enumerate bool isinstance round sum
-""".split())
+_CONSUMING = HelperFacts("consumes")
 
 _UNSUPPORTED = (ast.Try, ast.With, ast.AsyncWith, ast.Global, ast.Nonlocal, ast.NamedExpr, ast.ClassDef,
                 ast.AsyncFunctionDef, ast.Delete, ast.Yield, ast.YieldFrom, ast.Await, ast.Match,
@@ -913,16 +892,23 @@ def _pure_call(call, local_names):
         return False
     root = chain[0]
     if len(chain) == 1:
-        return root in _PURE_BUILTINS and hasattr(builtins, root)
-    if root == "rt":
-        if len(chain) == 2:
-            return chain[1] in _RT_PURE
-        if len(chain) == 3 and chain[1] in _RT_PURE_MODULES:
-            return True
-        return len(chain) == 3 and chain[1] == "linalg" and chain[2] not in _LINALG_IMPURE
-    if root in ("np", "scipy"):
-        return not any(c in _NP_IMPURE for c in chain[1:])
+        return fact_of_chain(builtins, chain, "pure")[-1:] == [True]
+    if root == "rt":       # a helper declared pure (the module on the way has no fact)
+        return fact_of_chain(_runtime(), chain[1:], "pure")[-1:] == [True]
+    if root in ("np", "scipy"):      # pure unless declared otherwise, here or on the way
+        return False not in fact_of_chain(_module(root), chain[1:], "pure")
     return False
+
+
+def _runtime():
+    from .. import runtime
+    return runtime
+
+
+def _module(root):
+    import numpy
+    import scipy
+    return numpy if root == "np" else scipy
 
 
 class _Folder(ast.NodeTransformer):

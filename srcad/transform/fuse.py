@@ -2,7 +2,8 @@
 
 When a temporary is made by one helper and read only once, by another helper, the pair can run
 as one fused helper that skips forming the temporary: rt.<fused>(*producer args, *consumer's
-other args), less the producer args the table drops. The table says which pairs fuse; each fused
+other args), less the producer args the fusion drops. The producer's registry entry says which
+pairs fuse (its `fusions` fact); each fused
 helper is defined in srcad.runtime as exactly `consumer(..., producer(...), ...)`, with a fast
 path, and has its rule in srcad/rules/runtime_rules.py (so Hessians differentiate through it).
 Fusions repeat until none applies: one fusion can free a temporary for the next (the adjoint's
@@ -12,17 +13,16 @@ matmul).
 import ast
 from collections import Counter
 
+from ..rules.registry import facts
 from ..syntax import is_comment
 
-# (producer, consumer, position of the temporary among the consumer's args)
-#     -> (fused helper, positions of producer args the fused helper does not take)
-FUSIONS = {
-    # a row gather feeding a matrix-vector product: one kernel, the rows never formed
-    ("getitem", "matmul", 0): ("getitem_matmul", ()),
-    # a gathered row block's cotangent from `E[idx] @ w`: kept as its outer-product factors.
-    # matmul_vjp_x(g, x, y) reads only x's shape, and x = E[idx]: the fused helper derives it.
-    ("matmul_vjp_x", "index_vjp", 0): ("index_matmul_vjp", (1,)),
-}
+def fusion(producer, consumer, pos):
+    """(fused helper, positions of producer args the fused helper does not take) when the helper
+    `producer`'s result, passed as argument `pos` of `consumer`, fuses with it; else None. The
+    fusions are declared on the producer's registry entry (rules/runtime_rules.py)."""
+    from .. import runtime
+    entry = facts(getattr(runtime, producer, None)) if producer else None
+    return (entry.fusions or {}).get((consumer, pos)) if entry is not None else None
 
 
 def _rt_call(node):
@@ -41,7 +41,7 @@ def _single_assign(stmt):
 
 
 def fuse(fn: ast.FunctionDef) -> ast.FunctionDef:
-    """Apply FUSIONS in place to a generated FunctionDef until none applies; returns it."""
+    """Apply the declared fusions in place to a generated FunctionDef until none applies; returns it."""
     while _fuse_once(fn):
         pass
     return fn
@@ -77,7 +77,7 @@ def _fuse_block(block, loads, stores):
             if j is None or loads[arg.id] != 1 or stores[arg.id] != 1:
                 continue
             producer = block[j].value
-            entry = FUSIONS.get((_rt_call(producer), helper, pos))
+            entry = fusion(_rt_call(producer), helper, pos)
             if entry is None or not _unchanged_between(block, j, i, producer.args):
                 continue
             fused, dropped = entry

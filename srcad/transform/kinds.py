@@ -30,6 +30,8 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
+from ..rules.registry import facts
+
 
 # ---- the signature (runs per call) -------------------------------------------------------------
 _SIMPLE = {float: "float", int: "int", bool: "bool"}
@@ -247,18 +249,10 @@ def _reduction(x, axis, keepdims):
     return UNKNOWN
 
 
-def _reductions():
-    return {np.sum, ".sum", np.mean, ".mean", np.max, np.amax, ".max", np.min, np.amin, ".min", np.prod, ".prod"}
-
-
-_SAME = None
-
-
-def _same_kind_calls():
-    global _SAME
-    if _SAME is None:
-        _SAME = {np.copy, ".copy", np.zeros_like, np.ones_like, np.empty_like, np.full_like}
-    return _SAME
+def _kind_fact(key):
+    """The result kind the registry declares for a rule key (rules/numpy_rules.py), or None."""
+    entry = facts(key)
+    return entry.kind if entry is not None else None
 
 
 class Kinds:
@@ -381,11 +375,8 @@ class Kinds:
         if isinstance(rhs, ast.Call) and self.an is not None:
             op = self.an.op(st)
             key = op.rule.key if op.rule is not None else None
-            try:
-                return key in (np.stack, np.concatenate, np.array, np.asarray, np.vstack, np.hstack,
-                               builtins.len, builtins.sum)
-            except TypeError:
-                return False
+            entry = facts(key)
+            return entry is not None and entry.reads_items
         return False
 
     @staticmethod
@@ -540,7 +531,7 @@ class Kinds:
             return UNKNOWN
         n_args = len(call.args) + len(call.keywords)
         try:
-            if key in (builtins.len, builtins.int) and n_args == 1:
+            if _kind_fact(key) == "int" and n_args == 1:
                 return _PY["int"]
             if key is builtins.float and n_args == 1 and self._x(op, call, env).rank0:
                 return _PY["float"]
@@ -564,24 +555,24 @@ class Kinds:
                 out = next((t[3:] for t in key.types if t.startswith("d->")), None)
                 dtype = out if x.dtype in _REAL and out and len(out) == 1 else None
                 return Kind("np" if x.ndim == 0 else x.cat, dtype, x.ndim, x.shape)
-            if key.nin == 2 and len(call.args) == 2 and key in (
-                    np.add, np.subtract, np.multiply, np.divide, np.true_divide, np.power, np.maximum, np.minimum):
+            if key.nin == 2 and len(call.args) == 2 and rule.broadcast:    # elementwise, broadcasting
                 return broadcast(self._atom(call.args[0], env), self._atom(call.args[1], env))
             return UNKNOWN
-        if key in (np.stack, np.array, np.asarray, np.concatenate) and len(call.args) == 1 and not call.keywords:
+        kind = _kind_fact(key)
+        if kind in ("stacked", "joined") and len(call.args) == 1 and not call.keywords:
             xs = self._atom(call.args[0], env)
             item = xs.item if xs.cat == "list" else None
             if item is None or item is NOTHING or not item.dense or item.ndim is None:
                 return UNKNOWN
-            if key is np.concatenate:
+            if kind == "joined":
                 return Kind("array", item.dtype, item.ndim, None) if item.ndim >= 1 else UNKNOWN
             return Kind("array", item.dtype if item.dtype in ("d", "f") else None, item.ndim + 1, None)
-        if key in (np.matmul, np.dot, ".dot"):
+        if kind == "matmul":
             b = [op.bound.get(p) for p in ("x", "y")]
             if not call.keywords and all(isinstance(a, ast.AST) for a in b):
                 return _matmul(self._atom(b[0], env), self._atom(b[1], env))
             return UNKNOWN
-        if key in _reductions():
+        if kind is not None and kind.startswith("reduction"):
             b = op.bound
             if any(p in b for p in ("dtype", "out")) or "x" not in b:
                 return UNKNOWN
@@ -590,7 +581,7 @@ class Kinds:
             if x.cat != "array" and axis is None and keepdims is False and not isinstance(key, str):
                 return _scalar("np", None)      # np.sum(anything) over every axis: a number
             return _reduction(x, axis, keepdims)
-        if key in _same_kind_calls() and not call.keywords and \
+        if kind == "same" and not call.keywords and \
                 len(call.args) == (2 if key is np.full_like else (0 if key == ".copy" else 1)):
             x = self._x(op, call, env)
             if x.cat == "array":

@@ -17,6 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from ..errors import MissingRuleError, SrcadError
+from ..rules.registry import facts
 from ..syntax import N, assign, ast_copy, comment, index_expr, is_comment, names_read, rt
 from .kinds import real
 from .templates import bound_mapping, instantiate, param_of, primal_statement
@@ -352,7 +353,7 @@ class Reverse:
             f = getattr(np, e.func.attr, None)
             if isinstance(f, np.ufunc) and len(e.args) == 1:
                 return self._full(e.args[0], shape)
-            if f in (np.full_like, np.zeros_like, np.ones_like) and isinstance(e.args[0], ast.Name):
+            if _kind_of(f) == "same" and isinstance(e.args[0], ast.Name):     # np.full_like(x, v): x's shape
                 return self.bar_of.get(e.args[0].id) is None and self._shape_of(e.args[0]) == shape
         return False
 
@@ -435,7 +436,7 @@ class Reverse:
     def _known_reduction(self, op, p, g):
         """The adjoint of a full sum or mean of a known float array as plain NumPy: g spread over
         x's shape (np.full_like), instead of the general rt.sum_vjp."""
-        if self.kinds is None or p != "x" or op.rule.key not in (np.sum, ".sum", np.mean, ".mean"):
+        if self.kinds is None or p != "x" or _kind_of(op.rule.key) not in ("reduction:sum", "reduction:mean"):
             return None
         b = op.bound
         if set(b) - {"x", "axis", "keepdims"} or not isinstance(b.get("x"), ast.Name):
@@ -449,7 +450,7 @@ class Reverse:
             return None
         like = self._shape_source(op.node, b["x"].id, x)
         fill = N(g)
-        if op.rule.key in (np.mean, ".mean"):
+        if _kind_of(op.rule.key) == "reduction:mean":
             fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(like), "size", ast.Load()))
         return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(like), fill], [])
 
@@ -912,3 +913,9 @@ def _drop_empty(stmts):
             continue
         cleaned.append(st)
     return cleaned
+
+
+def _kind_of(key):
+    """The result kind the registry declares for an operation (rules/numpy_rules.py), or None."""
+    entry = facts(key)
+    return entry.kind if entry is not None else None
