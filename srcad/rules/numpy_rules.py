@@ -129,9 +129,11 @@ defrule([np.outer], "x, y", ("rt.outer_vjp(g, x, y)", "rt.outer_vjp(rt.transpose
 defrule([np.vstack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.hstack], "tup", "rt.joined_vjp(g, tup, 'h')", "np.hstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.linalg.inv], "x", "-rt.matmul_vjp_x(rt.matmul_vjp_y(g, ans, ans), ans, ans)", "-(ans @ x_dot @ ans)")
-defrule([np.linalg.det], "x", "g * ans * np.linalg.inv(x).T", "ans * np.trace(np.linalg.solve(x, x_dot))")
-defrule([np.linalg.solve], "a, b", ("rt.solve_vjp_a(g, a, ans)", "rt.solve_vjp_b(g, a)"),
-        ("-np.linalg.solve(a, a_dot @ ans)", "np.linalg.solve(a, b_dot)"))
+defrule([np.linalg.det], "x", "rt.linalg.expand2(g * ans) * rt.linalg.T(np.linalg.inv(x))",
+        "ans * np.sum(rt.linalg.T(np.linalg.inv(x)) * x_dot, axis=(-2, -1))")     # stacks: one det per matrix
+defrule([np.linalg.solve], "a, b", ("rt.unbroadcast(rt.solve_vjp_a(g, a, ans), a)",
+                                    "rt.unbroadcast(rt.solve_vjp_b(g, a), b)"),
+        ("-rt.products.solve_as(a, rt.products.solve_apply(a_dot, ans))", "np.linalg.solve(a, b_dot)"))
 defrule(["op:Mod", np.mod, np.remainder], "x, y", ("g", "-g * np.floor_divide(x, y)"),
         ("x_dot", "-y_dot * np.floor_divide(x, y)"), broadcast=True)
 

@@ -67,11 +67,15 @@ defrule(rt.matmul_vjp_y, "g, x, y", None,
         ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
 defrule(rt.outer_vjp, "g, x, y", None, ("rt.outer_vjp(g_dot, x, y)", "0", "rt.outer_vjp(g, x, y_dot)"))
 defrule(rt.solve_vjp_b, "g, a", None,
-        ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))
+        ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.products.solve_apply(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))
+defrule(rt.products.solve_as, "a, r", None,
+        ("-rt.products.solve_as(a, rt.products.solve_apply(a_dot, rt.products.solve_as(a, r)))",
+         "rt.products.solve_as(a, r_dot)"), jvp_join=True)
+defrule(rt.products.solve_apply, "m, v", None, ("rt.products.solve_apply(m_dot, v)", "rt.products.solve_apply(m, v_dot)"), jvp_join=True)
 # solve_vjp_a(g, a, out) = -outer(A^-T g, out): linear in g and in out; through A^-T as solve_vjp_b
 defrule(rt.solve_vjp_a, "g, a, out", None,
         ("rt.solve_vjp_a(g_dot, a, out)",
-         "rt.solve_vjp_a(-rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a, out)",
+         "rt.solve_vjp_a(-rt.products.solve_apply(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a, out)",
          "rt.solve_vjp_a(g, a, out_dot)"))
 defrule(rt.log_or_zero, "x", None, "x_dot / np.where(x == 0, 1.0, x)")
 

@@ -84,6 +84,38 @@ def expand2(s):
     return s if _is_zero(s) else np.asarray(s)[..., None, None]
 
 
+def _lower(uplo):
+    if uplo in ("L", "l"):
+        return True
+    if uplo in ("U", "u"):
+        return False
+    raise ValueError(f"UPLO must be 'L' or 'U', not {uplo!r}")
+
+
+def tri_sym(m, uplo="L"):
+    """The symmetric matrix NumPy's eigh/eigvalsh/cholesky read from m: its `uplo` triangle
+    (with the diagonal) mirrored onto the other one. Linear; zero stays zero."""
+    if _is_zero(m):
+        return m
+    m = np.asarray(m)
+    if _lower(uplo):
+        return np.tril(m) + np.swapaxes(np.tril(m, -1), -1, -2)
+    return np.triu(m) + np.swapaxes(np.triu(m, 1), -1, -2)
+
+
+def tri_fold(g, uplo="L"):
+    """The adjoint of tri_sym: the cotangent of m from that of the symmetric matrix read from it.
+    The `uplo` triangle receives g_ij + g_ji off the diagonal, g_ii on it; the other triangle,
+    which the function never reads, receives zero."""
+    if _is_zero(g):
+        return g
+    g = np.asarray(g)
+    gt = np.swapaxes(g, -1, -2)
+    if _lower(uplo):
+        return np.tril(g) + np.tril(gt, -1)
+    return np.triu(g) + np.triu(gt, 1)
+
+
 def eye_minus(p):
     """I - p for square p."""
     return np.eye(np.shape(p)[-1]) - p
@@ -613,3 +645,15 @@ def norm_vjp_dot(g, x, x_dot, ans, ans_dot, ord=None, axis=None, keepdims=False)
         ad = _expand(ans_dot, x, axes, keepdims)
         out = out + ge * (1.0 - p) * a ** (-p) * ad * np.sign(x) * np.abs(x) ** (p - 1.0)
     return out
+
+
+# ---- cholesky's two forms -------------------------------------------------------------------------------
+def chol_lower(m, upper=False):
+    """The lower factor from np.linalg.cholesky(a, upper=upper)'s result (its transpose when upper),
+    and back: the map is its own inverse and linear. Zero stays zero."""
+    return T(m) if upper else m
+
+
+def chol_uplo(upper=False):
+    """The triangle np.linalg.cholesky(a, upper=upper) reads."""
+    return "U" if upper else "L"

@@ -78,19 +78,47 @@ def outer_vjp(g, x, y):
 
 
 
-def solve_vjp_b(g, a):
-    """Cotangent of b in x = np.linalg.solve(a, b)."""
-    return g if _is_zero(g) else np.linalg.solve(np.swapaxes(a, -1, -2), g)
+def _solve_vector(v, a):
+    """Does np.linalg.solve(a, b) read b (and give x) as vectors? NumPy 2 does exactly when b is 1-D,
+    and then x has a's batch shape plus one axis: one axis fewer than a."""
+    return np.ndim(v) == np.ndim(a) - 1
 
+
+def solve_apply(m, v):
+    """m applied to v as np.linalg.solve applies a to its solution: m @ v for matrices (stacks
+    too), and a matrix-vector product per batch entry when v holds vectors. Zero stays zero."""
+    if _is_zero(m) or _is_zero(v):
+        return 0.0
+    if _solve_vector(v, m):
+        return (m @ np.asarray(v)[..., None])[..., 0]
+    return m @ v
+
+
+def solve_as(a, r):
+    """np.linalg.solve(a, r) with r read as solve read the b that r stands for: a stack of vectors
+    (one per matrix of a) when r has one axis fewer than a, as NumPy 2 reads a 1-D b."""
+    if _is_zero(r):
+        return r
+    if _solve_vector(r, a) and np.ndim(r) > 1:
+        return np.linalg.solve(a, np.asarray(r)[..., None])[..., 0]
+    return np.linalg.solve(a, r)
+
+
+def solve_vjp_b(g, a):
+    """Cotangent of b in x = np.linalg.solve(a, b), in x's shape (the rule unbroadcasts it to b)."""
+    if _is_zero(g):
+        return g
+    return solve_as(np.swapaxes(a, -1, -2), g)
 
 
 def solve_vjp_a(g, a, ans):
-    """Cotangent of a in x = np.linalg.solve(a, b)."""
-    if _is_zero(g):
-        return g
-    b_bar = np.linalg.solve(np.swapaxes(a, -1, -2), g)
-    return -np.multiply.outer(b_bar, ans) if np.ndim(ans) == 1 else -(b_bar @ np.swapaxes(ans, -1, -2))
-
+    """Cotangent of a in x = np.linalg.solve(a, b) (in the broadcast shape; the rule unbroadcasts)."""
+    if _is_zero(g) or _is_zero(ans):
+        return 0.0
+    b_bar = solve_vjp_b(g, a)
+    if _solve_vector(ans, a):
+        return -(np.asarray(b_bar)[..., :, None] * np.asarray(ans)[..., None, :])
+    return -(b_bar @ np.swapaxes(ans, -1, -2))
 
 
 def _einsum_parts(subscripts, n):
