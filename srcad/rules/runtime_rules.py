@@ -65,6 +65,12 @@ defrule(rt.matmul_vjp_x, "g, x, y", None,
         ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"), jvp_join=True)
 defrule(rt.matmul_vjp_y, "g, x, y", None,
         ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
+defrule(rt.products.dot, "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
+        ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), jvp_join=True)
+defrule(rt.products.dot_vjp_x, "g, x, y", None,
+        ("rt.products.dot_vjp_x(g_dot, x, y)", "0", "rt.products.dot_vjp_x(g, x, y_dot)"), jvp_join=True)
+defrule(rt.products.dot_vjp_y, "g, x, y", None,
+        ("rt.products.dot_vjp_y(g_dot, x, y)", "rt.products.dot_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
 defrule(rt.outer_vjp, "g, x, y", None, ("rt.outer_vjp(g_dot, x, y)", "0", "rt.outer_vjp(g, x, y_dot)"))
 defrule(rt.solve_vjp_b, "g, a", None,
         ("rt.solve_vjp_b(g_dot, a)", "-rt.solve_vjp_b(rt.products.solve_apply(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a)"))

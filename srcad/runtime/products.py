@@ -63,6 +63,47 @@ def matmul_vjp_y(g, x, y):
 
 
 
+def _dot_is_matmul(x, y):
+    """Does np.dot(x, y) compute x @ y? For a 1-D y (a sum over the last axes), and for operands of
+    at most two axes; with a scalar, or a >= 3-D operand and a >= 2-D y, it does not."""
+    return sp.issparse(x) or sp.issparse(y) or np.ndim(y) == 1 and np.ndim(x) >= 1 or \
+        1 <= np.ndim(x) <= 2 and 1 <= np.ndim(y) <= 2
+
+
+def dot(x, y):
+    """np.dot(x, y) (and x.dot(y)): a product with a scalar, x @ y where that is the same, else the
+    sum over the last axis of x and the second-to-last of y (np.tensordot(x, y, (-1, -2)))."""
+    if _dot_is_matmul(x, y):
+        return matmul(x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return np.multiply(x, y)
+    return np.tensordot(x, y, axes=([np.ndim(x) - 1], [np.ndim(y) - 2]))
+
+
+def dot_vjp_x(g, x, y):
+    """Cotangent of x in np.dot(x, y)."""
+    if _is_zero(g):
+        return g
+    if _dot_is_matmul(x, y):
+        return matmul_vjp_x(g, x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.asarray(g) * y, x)
+    nx, ny = np.ndim(x), np.ndim(y)       # g: x's leading axes, y's axes but its second-to-last
+    return np.tensordot(g, y, axes=(list(range(nx - 1, np.ndim(g))), [a for a in range(ny) if a != ny - 2]))
+
+
+def dot_vjp_y(g, x, y):
+    """Cotangent of y in np.dot(x, y)."""
+    if _is_zero(g):
+        return g
+    if _dot_is_matmul(x, y):
+        return matmul_vjp_y(g, x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.asarray(g) * x, y)
+    lead = list(range(np.ndim(x) - 1))
+    return np.moveaxis(np.tensordot(x, g, axes=(lead, lead)), 0, -2)
+
+
 def outer(a, b):
     """np.multiply.outer(a, b); two large 1-D float arrays of one dtype through the parallel kernel."""
     if (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 1 and b.ndim == 1

@@ -1,0 +1,176 @@
+"""Numerical rules that were silently wrong or crashed (issue 28, "Found wrong"), each checked
+against float64 central finite differences of what NumPy/SciPy compute (tests/fdcheck.py,
+tests/fd_second.py): reverse mode, forward mode, and second order where the rule has one."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+import srcad
+from fd_second import numerical_hessian
+from fdcheck import numerical_grad
+
+RNG = np.random.default_rng(28)
+A2 = np.array([[2.0, 1.0], [0.5, 3.0]])                       # not symmetric: NumPy reads one triangle
+_B = RNG.normal(size=(3, 3))
+B3 = _B @ _B.T + 3.0 * np.eye(3)
+B3[0, 2] += 0.7                                               # positive definite lower part, upper differs
+S3 = RNG.normal(size=(3, 2, 2)) + 2.0 * np.eye(2)             # a stack of three 2x2 matrices
+M24 = RNG.normal(size=(2, 4))
+T223 = RNG.normal(size=(2, 2, 3))
+RHS = np.arange(6.0).reshape(3, 2, 1) + 1.0
+
+
+def check(f, x, second=True, atol=1e-5):
+    """srcad's grad, jvp (along a random direction) and hessian of f at x against differences."""
+    want = numerical_grad(f, (x,)).reshape(np.shape(x))
+    got = srcad.grad(f)(x)
+    np.testing.assert_allclose(np.asarray(got, dtype=float), want, rtol=1e-5, atol=atol)
+    d = RNG.normal(size=np.shape(x)) if np.ndim(x) else 0.7
+    _, t = srcad.jvp(f, (x,), (d,))
+    np.testing.assert_allclose(float(t), float(np.sum(want * d)), rtol=1e-5, atol=atol)
+    if second:
+        H = srcad.hessian(f)(x)
+        np.testing.assert_allclose(H, numerical_hessian(f, (x,)), rtol=1e-3, atol=2e-4)
+
+
+# ---- linear algebra that reads one triangle ---------------------------------------------------------
+def eigh_w(a):
+    return np.sum(np.linalg.eigh(a)[0] ** 2)
+
+
+def eigh_w_upper(a):
+    return np.sum(np.linalg.eigh(a, UPLO="U")[0] ** 3)
+
+
+def eigh_v(a):
+    return np.sum(np.linalg.eigh(a)[1][:, 0] ** 2 * np.arange(3.0)) + np.sum(np.linalg.eigh(a)[0] ** 2)
+
+
+def eigh_v_upper(a):
+    return np.sum(np.linalg.eigh(a, "U")[1][:, 1] ** 3)
+
+
+def eigvalsh_lower(a):
+    return np.sum(np.linalg.eigvalsh(a) ** 3)
+
+
+def eigvalsh_upper(a):
+    return np.sum(np.linalg.eigvalsh(a, UPLO="U") ** 3)
+
+
+def cholesky_lower(a):
+    return np.sum(np.linalg.cholesky(a) ** 3)
+
+
+def cholesky_upper(a):
+    return np.sum(np.linalg.cholesky(a, upper=True) ** 3)
+
+
+@pytest.mark.parametrize("f, x", [(eigh_w, A2), (eigh_w, B3), (eigh_w_upper, B3), (eigh_v, B3), (eigh_v_upper, B3),
+                                  (eigvalsh_lower, B3), (eigvalsh_upper, B3), (cholesky_lower, B3),
+                                  (cholesky_upper, B3.T)])
+def test_one_triangle(f, x):
+    check(f, x)
+
+
+def test_eigh_gradient_has_zeros_where_numpy_does_not_read():
+    g = srcad.grad(eigh_w)(A2)
+    assert g[0, 1] == 0.0
+    gu = srcad.grad(eigh_w_upper)(B3)
+    assert np.all(np.tril(gu, -1) == 0.0)
+
+
+# ---- stacks of matrices -------------------------------------------------------------------------------
+def det_stack(a):
+    return np.sum(np.linalg.det(a) ** 2)
+
+
+def scipy_det_stack(a):
+    return np.sum(scipy.linalg.det(a) ** 2)
+
+
+def slogdet_stack(a):
+    return np.sum(np.linalg.slogdet(a)[1])
+
+
+def inv_stack(a):
+    return np.sum(np.linalg.inv(a) ** 2)
+
+
+def solve_stack_vector(a):
+    return np.sum(np.linalg.solve(a, np.array([1.0, 2.0])) ** 2)
+
+
+def solve_stack_matrix(a):
+    return np.sum(np.linalg.solve(a, RHS) ** 2)
+
+
+def solve_broadcast_a(a):
+    return np.sum(np.linalg.solve(a, RHS) ** 3)
+
+
+def solve_b_vector(b):
+    return np.sum(np.linalg.solve(S3, b) ** 3)
+
+
+def solve_b_matrix(b):
+    return np.sum(np.linalg.solve(S3, b) ** 2)
+
+
+@pytest.mark.parametrize("f, x", [(det_stack, S3), (scipy_det_stack, S3), (slogdet_stack, S3), (inv_stack, S3),
+                                  (solve_stack_vector, S3), (solve_stack_matrix, S3), (solve_broadcast_a, A2),
+                                  (solve_b_vector, np.array([1.0, 2.0])), (solve_b_matrix, np.array([[1.0], [2.0]]))])
+def test_stacks(f, x):
+    check(f, x)
+
+
+# ---- np.dot is not matmul for >= 3-D operands ----------------------------------------------------------
+def dot3_vector(a):
+    return np.sum(np.dot(a, np.array([1.0, -2.0])) ** 2)
+
+
+def dot3_matrix(a):
+    return np.sum(np.dot(a, M24) ** 2)
+
+
+def dot3_matrix_y(b):
+    return np.sum(np.dot(S3, b) ** 2)
+
+
+def dot3_3(a):
+    return np.sum(np.dot(a, T223) ** 2)
+
+
+def dot3_3_y(b):
+    return np.sum(np.dot(S3, b) ** 2)
+
+
+def dot2_3_y(b):
+    return np.sum(np.dot(M24.T, b) ** 2)
+
+
+def dot_method(a):
+    return np.sum(a.dot(T223) ** 2)
+
+
+def dot_self(a):
+    return np.sum(np.dot(a, a) ** 2)
+
+
+def dot_scalar_left(a):
+    return np.sum(np.dot(a, M24) ** 2)
+
+
+def dot_scalar_right(a):
+    return np.sum(np.dot(a, 2.0) ** 2)
+
+
+def dot_scalar_const(a):
+    return np.sum(np.dot(2.0, a) ** 2)
+
+
+@pytest.mark.parametrize("f, x", [(dot3_vector, S3), (dot3_matrix, S3), (dot3_matrix_y, M24), (dot3_3, S3),
+                                  (dot3_3_y, T223), (dot2_3_y, T223), (dot_method, S3), (dot_self, S3),
+                                  (dot_scalar_left, 1.3), (dot_scalar_right, S3), (dot_scalar_const, S3)])
+def test_dot(f, x):
+    check(f, x)
