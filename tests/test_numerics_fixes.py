@@ -174,3 +174,52 @@ def dot_scalar_const(a):
                                   (dot_scalar_left, 1.3), (dot_scalar_right, S3), (dot_scalar_const, S3)])
 def test_dot(f, x):
     check(f, x)
+
+
+# ---- square roots at zero: the subgradient 0 (autograd, PyTorch), not NaN ------------------------------
+def std_all(x):
+    return np.std(x)
+
+
+def std_rows(x):
+    return np.sum(np.std(x, axis=1) * np.array([1.0, 2.0]))
+
+
+def norm2(x):
+    return np.linalg.norm(x)
+
+
+def norm_rows(x):
+    return np.sum(np.linalg.norm(x, axis=1) * np.array([1.0, 2.0]))
+
+
+def norm3(x):
+    return np.linalg.norm(x, ord=3)
+
+
+def fro(x):
+    return np.linalg.norm(x, "fro")
+
+
+@pytest.mark.parametrize("f, x, want", [
+    (std_all, np.array([1.0]), np.array([0.0])),
+    (std_all, np.array([2.0, 2.0, 2.0]), np.zeros(3)),
+    (std_rows, np.array([[1.0, 1.0], [1.0, 3.0]]), np.array([[0.0, 0.0], [-1.0, 1.0]])),
+    (norm2, np.zeros(3), np.zeros(3)),
+    (norm_rows, np.array([[0.0, 0.0], [3.0, 4.0]]), np.array([[0.0, 0.0], [1.2, 1.6]])),
+    (norm3, np.zeros(2), np.zeros(2)),
+    (fro, np.zeros((2, 2)), np.zeros((2, 2))),
+])
+def test_sqrt_at_zero_takes_subgradient_zero(f, x, want):
+    np.testing.assert_allclose(srcad.grad(f)(x), want, atol=1e-12)
+    d = np.ones_like(x)
+    _, t = srcad.jvp(f, (x,), (d,))
+    assert np.isfinite(t) and abs(float(t) - float(np.sum(want * d))) < 1e-12
+    H = srcad.hessian(f)(x)
+    assert np.all(np.isfinite(H))
+
+
+def test_std_one_number_matches_differences():
+    check(std_all, np.array([1.0]), second=False)
+    check(std_rows, np.array([[1.0, 1.5], [1.0, 3.0]]))
+    check(norm_rows, np.array([[0.5, -1.0], [3.0, 4.0]]))

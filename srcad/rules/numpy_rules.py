@@ -120,8 +120,8 @@ defrule([np.var, ".var"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=
         "rt.var_vjp(g, x, axis, ddof, keepdims)", "rt.var_jvp(x_dot, x, axis, ddof, keepdims)",
         discrete="axis dtype out ddof keepdims")
 defrule([np.std, ".std"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
-        "rt.var_vjp(g / (2.0 * ans), x, axis, ddof, keepdims)",
-        "rt.var_jvp(x_dot, x, axis, ddof, keepdims) / (2.0 * ans)", discrete="axis dtype out ddof keepdims")
+        "rt.var_vjp(rt.reductions.half_over(g, ans), x, axis, ddof, keepdims)",     # 0 at zero variance
+        "rt.reductions.half_over(rt.var_jvp(x_dot, x, axis, ddof, keepdims), ans)", discrete="axis dtype out ddof keepdims")
 defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g, x, axis)",
         "np.cumsum(x_dot, axis=axis)", discrete="axis dtype out")
 defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)",

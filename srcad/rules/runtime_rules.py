@@ -51,6 +51,8 @@ defrule(rt.var_vjp, "g, x, axis=None, ddof=0, keepdims=False", None,
 defrule(rt.prod_jvp, "d, x, axis=None, keepdims=False", None,
         ("rt.prod_jvp(d_dot, x, axis, keepdims)",
          "np.sum(d * rt.prod_others_jvp(x_dot, x, axis), axis=axis, keepdims=keepdims)"), discrete="axis keepdims")
+defrule(rt.reductions.half_over, "g, s", None,
+        ("rt.reductions.half_over(g_dot, s)", "-rt.reductions.half_over(2.0 * rt.reductions.half_over(g, s) * s_dot, s)"))
 defrule(rt.var_jvp, "d, x, axis=None, ddof=0, keepdims=False", None,
         ("rt.var_jvp(d_dot, x, axis, ddof, keepdims)", "rt.var_jvp(d, x_dot, axis, ddof, keepdims)"),
         discrete="axis ddof keepdims")

@@ -431,6 +431,14 @@ def _share(hit, axes):
     return hit / np.sum(hit, axis=axes, keepdims=True)
 
 
+def _over_norm(x, a):
+    """x / a, and 0 where the norm a is 0: at x = 0 a norm is not differentiable, and srcad takes
+    the subgradient 0 (as PyTorch does; the quotient would be NaN)."""
+    if not np.any(a == 0):
+        return x / a
+    return np.where(a == 0, 0.0, x / np.where(a == 0, 1.0, a))
+
+
 def _norm_weights(x, ans, ord, axis, keepdims):
     """d norm / d x, in x's shape (ties of max/min norms share evenly)."""
     kind, axes = _norm_kind(x, ord, axis)
@@ -439,17 +447,17 @@ def _norm_weights(x, ans, ord, axis, keepdims):
     a = _expand(np.asarray(ans, dtype=x.dtype), x, axes, keepdims)
     if kind == "vector":
         if ord is None or ord == 2:
-            return x / a
+            return _over_norm(x, a)
         if ord == np.inf or ord == -np.inf:       # the extreme found again, in x's own dtype
             pick = np.max if ord == np.inf else np.min
             return np.sign(x) * _share(np.abs(x) == pick(np.abs(x), axis=axes, keepdims=True), axes)
         if ord == 0:
             return np.zeros(np.shape(x))
         p = float(ord)
-        return np.sign(x) * np.abs(x) ** (p - 1.0) * a ** (1.0 - p)
+        return np.sign(x) * _over_norm(np.abs(x) ** (p - 1.0), a ** (p - 1.0))
     r, c = axes
     if ord is None or ord == "fro":
-        return x / a
+        return _over_norm(x, a)
     if ord in (1, -1, np.inf, -np.inf):
         over = r if ord in (1, -1) else c          # ord 1: column sums (over rows); inf: row sums
         other = c if over == r else r
@@ -637,6 +645,8 @@ def norm_vjp_dot(g, x, x_dot, ans, ans_dot, ord=None, axis=None, keepdims=False)
         raise _missing(f"second order of np.linalg.norm with ord={ord!r}")
     x = np.asarray(x, dtype=float)
     a = _expand(np.asarray(ans, dtype=float), x, axes, keepdims)
+    zero = a == 0            # the norm at x = 0: first derivative 0 (a subgradient), so second 0 too
+    a = np.where(zero, 1.0, a)
     ge = _expand(g, x, axes, keepdims)
     out = 0.0
     if not _is_zero(x_dot):
@@ -644,7 +654,7 @@ def norm_vjp_dot(g, x, x_dot, ans, ans_dot, ord=None, axis=None, keepdims=False)
     if not _is_zero(ans_dot):
         ad = _expand(ans_dot, x, axes, keepdims)
         out = out + ge * (1.0 - p) * a ** (-p) * ad * np.sign(x) * np.abs(x) ** (p - 1.0)
-    return out
+    return np.where(zero, 0.0, out) if np.any(zero) else out
 
 
 # ---- cholesky's two forms -------------------------------------------------------------------------------

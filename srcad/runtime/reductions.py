@@ -176,3 +176,16 @@ def diff_vjp(g, x, n=1, axis=-1):
         pad[axis] = (1, 1)
         g = -np.diff(np.pad(g, pad), axis=axis)
     return g
+
+
+def half_over(g, s):
+    """g / (2 s), and 0 where s is 0: the derivative of sqrt at s = sqrt(v) (np.std), taking the
+    subgradient 0 where the square root is not differentiable (zero variance, one number), as
+    autograd and PyTorch do: there var's own derivative is 0 too, so the product is 0, not NaN."""
+    if _is_zero(g):
+        return g
+    s = np.asarray(s)
+    if not np.any(s == 0):
+        return g / (2.0 * s)
+    out = np.asarray(g) / (2.0 * np.where(s == 0, 1.0, s))
+    return np.where(s == 0, 0.0, out)
