@@ -223,3 +223,35 @@ def test_std_one_number_matches_differences():
     check(std_all, np.array([1.0]), second=False)
     check(std_rows, np.array([[1.0, 1.5], [1.0, 3.0]]))
     check(norm_rows, np.array([[0.5, -1.0], [3.0, 4.0]]))
+
+
+# ---- second order of a vector-valued f, misshaped directions and cotangents: named errors ---------------
+def square(x):
+    return x ** 2
+
+
+def cube_sum(x):
+    return np.sum(x ** 3)
+
+
+def test_hessian_of_vector_output_is_refused():
+    x = np.array([0.3, 1.2])
+    with pytest.raises(srcad.NonScalarOutputError, match=r"jacobian\(srcad.jacobian\(square\)\)"):
+        srcad.hessian(square)(x)
+    with pytest.raises(srcad.NonScalarOutputError, match="hvp"):
+        srcad.hvp(square)(x, np.ones(2))
+
+
+def test_misshaped_hvp_direction_and_vjp_cotangent():
+    x = np.array([0.3, 1.2])
+    with pytest.raises(srcad.InputError, match=r"direction v .* shape \(3,\)"):
+        srcad.hvp(cube_sum)(x, np.ones(3))
+    with pytest.raises(srcad.InputError, match=r"direction v .* shape \(1,\)"):
+        srcad.hvp(cube_sum)(x, np.ones(1))          # would broadcast
+    np.testing.assert_allclose(srcad.hvp(cube_sum)(x, np.array([1.0, -1.0])), 6.0 * x * np.array([1.0, -1.0]))
+    y, pb = srcad.vjp(square, x)
+    with pytest.raises(srcad.InputError, match=r"cotangent .* shape \(3,\)"):
+        pb(np.ones(3))
+    with pytest.raises(srcad.InputError, match=r"cotangent .* shape \(\)"):
+        pb(1.0)                                     # would broadcast: the gradient of sum(f)
+    np.testing.assert_allclose(pb(np.array([1.0, 2.0]))[0], 2.0 * x * np.array([1.0, 2.0]))
