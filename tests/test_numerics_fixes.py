@@ -255,3 +255,91 @@ def test_misshaped_hvp_direction_and_vjp_cotangent():
     with pytest.raises(srcad.InputError, match=r"cotangent .* shape \(\)"):
         pb(1.0)                                     # would broadcast: the gradient of sum(f)
     np.testing.assert_allclose(pb(np.array([1.0, 2.0]))[0], 2.0 * x * np.array([1.0, 2.0]))
+
+
+# ---- custom rules: what they return is checked ----------------------------------------------------------
+def sin_bare(x):
+    return np.sin(x)
+
+
+def sin_count(x):
+    return np.sin(x)
+
+
+def sin_shape(x):
+    return np.sin(x)
+
+
+def sin_good(x):
+    return np.sin(x)
+
+
+def sin_jvp_bad(x):
+    return np.sin(x)
+
+
+srcad.register_vjp(sin_bare, lambda x: (np.sin(x), lambda g: g * np.cos(x)))            # a bare array
+srcad.register_vjp(sin_count, lambda x: (np.sin(x), lambda g: (g * np.cos(x), None)))   # two for one argument
+srcad.register_vjp(sin_shape, lambda x: (np.sin(x), lambda g: (np.sum(g * np.cos(x), keepdims=True),)))
+srcad.register_vjp(sin_good, lambda x: (np.sin(x), lambda g: (g * np.cos(x),)))
+srcad.register_jvp(sin_jvp_bad, lambda p, t: (np.sin(p[0]), np.sum(t[0] * np.cos(p[0]))))   # summed tangent
+
+
+@srcad.custom_vjp
+def csin(x):
+    return np.sin(x)
+
+
+csin.defvjp(lambda x: (np.sin(x), x), lambda x, g: g * np.cos(x))      # bwd returns a bare array
+
+
+@srcad.custom_vjp
+def csin_ok(x):
+    return np.sin(x)
+
+
+csin_ok.defvjp(lambda x: (np.sin(x), x), lambda x, g: (g * np.cos(x),))
+
+
+@srcad.custom_jvp
+def csin_jvp(x):
+    return np.sin(x)
+
+
+csin_jvp.defjvp(lambda p, t: (np.sin(p[0]), t[0][:1] * np.cos(p[0][:1])))       # wrong shape
+
+
+def use(fn):
+    return lambda x: np.sum(fn(x) * np.array([1.0, 2.0]))
+
+
+X2 = np.array([0.3, 1.2])
+
+
+@pytest.mark.parametrize("fn, pattern", [
+    (sin_bare, r"pullback .* `sin_bare` returned ndarray of shape \(2,\); expected a tuple of 1 cotangent"),
+    (sin_count, r"returned 2 cotangents for a call with 1 positional argument"),
+    (sin_shape, r"cotangent of argument 0 of shape \(1,\), but it stands for ndarray of shape \(2,\)"),
+    (csin, r"`csin` returned ndarray of shape \(2,\); expected a tuple of 1 cotangent"),
+])
+def test_bad_reverse_rules_raise(fn, pattern):
+    with pytest.raises(srcad.RuleError, match=pattern) as info:
+        srcad.grad(use(fn))(X2)
+    assert "test_numerics_fixes.py" in str(info.value)        # placed on the user's line
+
+
+@pytest.mark.parametrize("fn", [sin_jvp_bad, csin_jvp])
+def test_bad_forward_rules_raise(fn):
+    with pytest.raises(srcad.RuleError, match=r"output's tangent of shape"):
+        srcad.jvp(use(fn), (X2,), (np.ones(2),))
+
+
+@pytest.mark.parametrize("fn", [sin_good, csin_ok])
+def test_good_custom_rules_still_work(fn):
+    f = use(fn)
+    np.testing.assert_allclose(srcad.grad(f)(X2), numerical_grad(f, (X2,)), rtol=1e-6)
+
+
+def test_custom_vjp_checked_rule_second_order():
+    f = use(csin_ok)
+    np.testing.assert_allclose(srcad.hessian(f)(X2), numerical_hessian(f, (X2,)), rtol=1e-3, atol=2e-4)

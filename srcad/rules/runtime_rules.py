@@ -67,6 +67,7 @@ defrule(rt.matmul_vjp_x, "g, x, y", None,
         ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"), jvp_join=True)
 defrule(rt.matmul_vjp_y, "g, x, y", None,
         ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
+defrule(rt.custom_cotangents, "cots, func, n", "g", "cots_dot", discrete="func n")   # a check: identity
 defrule(rt.products.dot, "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
         ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), jvp_join=True)
 defrule(rt.products.dot_vjp_x, "g, x, y", None,
