@@ -343,3 +343,20 @@ def test_good_custom_rules_still_work(fn):
 def test_custom_vjp_checked_rule_second_order():
     f = use(csin_ok)
     np.testing.assert_allclose(srcad.hessian(f)(X2), numerical_hessian(f, (X2,)), rtol=1e-3, atol=2e-4)
+
+
+# ---- accumulate: every gradient goes somewhere, of its accumulator's shape --------------------------------
+def test_accumulate_refuses_longer_and_misshaped_gradients():
+    acc = (np.zeros(2), np.zeros(3))
+    with pytest.raises(srcad.InputError, match="a tuple of 2 and the gradient a tuple of 3"):
+        srcad.accumulate(acc, (np.ones(2), np.ones(3), np.ones(4)))
+    with pytest.raises(srcad.InputError, match="tuple of 2 and the gradient a tuple of 1"):
+        srcad.accumulate(acc, (np.ones(2),))
+    with pytest.raises(srcad.InputError, match=r"shape \(\), the accumulator shape \(2,\)"):
+        srcad.accumulate(np.zeros(2), 1.5)                 # would be added to every entry
+    with pytest.raises(srcad.InputError, match=r"shape \(3,\)"):
+        srcad.accumulate(np.zeros(2), np.ones(3))
+    out = srcad.accumulate(acc, (np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])))
+    assert out is acc
+    np.testing.assert_array_equal(acc[0], [1.0, 2.0])
+    np.testing.assert_array_equal(acc[1], [3.0, 4.0, 5.0])

@@ -925,28 +925,46 @@ def segment_jvp(data_dot, data, segment_ids, ans, op):
 
 
 # ---- in-place accumulation -------------------------------------------------------------------------
+def _same_shape(acc, g):
+    """accumulate adds a gradient of acc's shape, never a broadcast one (that would be the gradient of
+    another argument, added everywhere)."""
+    shape = None if isinstance(g, (tuple, list, dict)) else tuple(g.shape if hasattr(g, "shape") else np.shape(g))
+    if shape != tuple(acc.shape):
+        what = type(g).__name__ if shape is None else f"shape {shape}"
+        raise InputError(f"srcad.accumulate: the gradient has {what}, the accumulator shape {tuple(acc.shape)}. "
+                         f"Pass the gradient of the argument the accumulator stands for.")
+
+
+
 def accumulate(acc, g):
     """acc += g in place (dense, RowSparse, scipy sparse with acc's pattern, or a tuple/list of
     these); returns acc. Deterministic: the same bits for any thread count."""
     if _is_zero(g):
         return acc
     if isinstance(acc, (tuple, list)):
+        if not isinstance(g, (tuple, list)) or len(g) != len(acc):
+            got = f"a {type(g).__name__} of {len(g)}" if isinstance(g, (tuple, list)) else type(g).__name__
+            raise InputError(f"srcad.accumulate: the accumulator is a {type(acc).__name__} of {len(acc)} and the "
+                             f"gradient {got}; each gradient must go into an accumulator of its own. Pass "
+                             f"an accumulator with one entry per gradient (e.g. the first gradient tuple copied).")
         for a, b in zip(acc, g):
             accumulate(a, b)
         return acc
     if isinstance(acc, dict):       # a pytree of accumulators and the gradient of that pytree
-        if set(g) - set(acc):
-            raise ValueError(f"srcad.accumulate: the gradient has keys {sorted(set(g) - set(acc), key=str)} "
-                             f"that the accumulator has not")
+        if not isinstance(g, dict) or set(g) - set(acc):
+            extra = sorted(set(g) - set(acc), key=str) if isinstance(g, dict) else type(g).__name__
+            raise InputError(f"srcad.accumulate: the gradient has keys {extra} that the accumulator has not. "
+                             f"Pass an accumulator with the gradient's keys.")
         for key, b in g.items():
             accumulate(acc[key], b)
         return acc
     if sp.issparse(acc):
         if not sp.issparse(g) or not _same_pattern(acc, g):
-            raise ValueError("srcad.accumulate: a sparse accumulator takes a gradient with its class "
+            raise InputError("srcad.accumulate: a sparse accumulator takes a gradient with its class "
                              "and stored pattern (the gradient of the same sparse argument)")
         K.add_into(acc.data, g.data)
         return acc
+    _same_shape(acc, g)
     if isinstance(acc, RowSparse):
         if isinstance(g, RowSparse):
             add_i, add_v = g.indices, g.values
