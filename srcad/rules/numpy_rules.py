@@ -86,7 +86,7 @@ defrule(["op:MatMult", np.matmul], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matm
 # np.dot is matmul only for 1-D y or operands of at most 2 axes (rt.products.dot tells them apart)
 defrule([np.dot, ".dot"], "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
         ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), primal="rt.products.dot(x, y)")
-defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "np.transpose(x_dot, axes)",
+defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "rt.shapes.lin(np.transpose, x_dot, axes)",
         discrete="axes")
 defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
@@ -123,10 +123,10 @@ defrule([np.std, ".std"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=
         "rt.var_vjp(rt.reductions.half_over(g, ans), x, axis, ddof, keepdims)",     # 0 at zero variance
         "rt.reductions.half_over(rt.var_jvp(x_dot, x, axis, ddof, keepdims), ans)", discrete="axis dtype out ddof keepdims")
 defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g, x, axis)",
-        "np.cumsum(x_dot, axis=axis)", discrete="axis dtype out")
-defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)",
+        "rt.shapes.lin(np.cumsum, x_dot, axis)", discrete="axis dtype out")
+defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "rt.shapes.lin(np.diff, x_dot, n, axis)",
         discrete="n axis")
-defrule([np.trace, ".trace"], "x", "g * np.eye(np.shape(x)[0], np.shape(x)[1])", "np.trace(x_dot)")
+defrule([np.trace, ".trace"], "x", "g * np.eye(np.shape(x)[0], np.shape(x)[1])", "rt.shapes.lin(np.trace, x_dot)")
 defrule([np.outer], "x, y", ("rt.outer_vjp(g, x, y)", "rt.outer_vjp(rt.transpose_vjp(g), y, x)"),
         ("np.outer(x_dot, y)", "np.outer(x, y_dot)"))
 defrule([np.vstack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
@@ -186,34 +186,34 @@ defrule(np.sinc, "x", "g * (np.cos(np.pi * x) - ans) / np.where(x == 0, np.inf, 
 defrule([np.sort], "x, axis=-1, kind=None, order=None", "rt.shapes.sort_vjp(g, x, axis)",
         "rt.shapes.sort_jvp(x_dot, x, axis)", discrete="axis kind order")
 defrule(".take", "a, indices, axis=None", "rt.shapes.take_vjp(g, a, indices, axis)",
-        "np.take(a_dot, indices, axis=axis)", discrete="indices axis")
+        "rt.shapes.lin(np.take, a_dot, indices, axis)", discrete="indices axis")
 defrule(np.take_along_axis, "arr, indices, axis", "rt.shapes.take_along_axis_vjp(g, arr, indices, axis)",
-        "np.take_along_axis(arr_dot, indices, axis)", discrete="indices axis")
-defrule(np.tile, "a, reps", "rt.shapes.tile_vjp(g, a, reps)", "np.tile(a_dot, reps)", discrete="reps")
+        "rt.shapes.lin(np.take_along_axis, arr_dot, indices, axis)", discrete="indices axis")
+defrule(np.tile, "a, reps", "rt.shapes.tile_vjp(g, a, reps)", "rt.shapes.lin(np.tile, a_dot, reps)", discrete="reps")
 defrule([np.repeat, ".repeat"], "a, repeats, axis=None", "rt.shapes.repeat_vjp(g, a, repeats, axis)",
-        "np.repeat(a_dot, repeats, axis=axis)", discrete="repeats axis")
+        "rt.shapes.lin(np.repeat, a_dot, repeats, axis)", discrete="repeats axis")
 defrule(np.pad, "array, pad_width, mode='constant', constant_values=0",
         ("rt.shapes.pad_vjp(g, array, pad_width, mode)", "0", "0",
          "rt.unbroadcast(np.sum(g) - np.sum(rt.shapes.pad_vjp(g, array, pad_width, mode)), constant_values)"),
         ("rt.shapes.pad_jvp(array_dot, pad_width, mode)", "0", "0",
          "np.pad(np.zeros(np.shape(array)), pad_width, constant_values=constant_values_dot)"))
-defrule(np.flip, "m, axis=None", "np.flip(g, axis)", "np.flip(m_dot, axis)", discrete="axis")
-defrule(np.fliplr, "m", "np.fliplr(g)", "np.fliplr(m_dot)")
-defrule(np.flipud, "m", "np.flipud(g)", "np.flipud(m_dot)")
-defrule(np.roll, "a, shift, axis=None", "np.roll(g, np.negative(shift), axis)", "np.roll(a_dot, shift, axis)",
+defrule(np.flip, "m, axis=None", "rt.shapes.lin(np.flip, g, axis)", "rt.shapes.lin(np.flip, m_dot, axis)", discrete="axis")
+defrule(np.fliplr, "m", "rt.shapes.lin(np.fliplr, g)", "rt.shapes.lin(np.fliplr, m_dot)")
+defrule(np.flipud, "m", "rt.shapes.lin(np.flipud, g)", "rt.shapes.lin(np.flipud, m_dot)")
+defrule(np.roll, "a, shift, axis=None", "rt.shapes.lin(np.roll, g, np.negative(shift), axis)", "rt.shapes.lin(np.roll, a_dot, shift, axis)",
         discrete="shift axis")
-defrule(np.rot90, "m, k=1, axes=(0, 1)", "np.rot90(g, np.negative(k), axes)", "np.rot90(m_dot, k, axes)",
+defrule(np.rot90, "m, k=1, axes=(0, 1)", "rt.shapes.lin(np.rot90, g, np.negative(k), axes)", "rt.shapes.lin(np.rot90, m_dot, k, axes)",
         discrete="k axes")
-defrule(np.diag, "v, k=0", "rt.shapes.diag_vjp(g, v, k)", "np.diag(v_dot, k)", discrete="k")
+defrule(np.diag, "v, k=0", "rt.shapes.diag_vjp(g, v, k)", "rt.shapes.lin(np.diag, v_dot, k)", discrete="k")
 defrule([np.diagonal, ".diagonal"], "a, offset=0, axis1=0, axis2=1",
-        "rt.shapes.diagonal_vjp(g, a, offset, axis1, axis2)", "np.diagonal(a_dot, offset, axis1, axis2)",
+        "rt.shapes.diagonal_vjp(g, a, offset, axis1, axis2)", "rt.shapes.lin(np.diagonal, a_dot, offset, axis1, axis2)",
         discrete="offset axis1 axis2")
-defrule(np.triu, "m, k=0", "np.triu(g, k)", "np.triu(m_dot, k)", discrete="k")
-defrule(np.tril, "m, k=0", "np.tril(g, k)", "np.tril(m_dot, k)", discrete="k")
-defrule(np.broadcast_to, "array, shape", "rt.unbroadcast(g, array)", "np.broadcast_to(array_dot, shape)",
+defrule(np.triu, "m, k=0", "rt.shapes.lin(np.triu, g, k)", "rt.shapes.lin(np.triu, m_dot, k)", discrete="k")
+defrule(np.tril, "m, k=0", "rt.shapes.lin(np.tril, g, k)", "rt.shapes.lin(np.tril, m_dot, k)", discrete="k")
+defrule(np.broadcast_to, "array, shape", "rt.unbroadcast(g, array)", "rt.shapes.lin(np.broadcast_to, array_dot, shape)",
         discrete="shape")
-defrule(np.moveaxis, "a, source, destination", "np.moveaxis(g, destination, source)",
-        "np.moveaxis(a_dot, source, destination)", discrete="source destination")
+defrule(np.moveaxis, "a, source, destination", "rt.shapes.lin(np.moveaxis, g, destination, source)",
+        "rt.shapes.lin(np.moveaxis, a_dot, source, destination)", discrete="source destination")
 defrule([np.split, np.array_split], "ary, indices_or_sections, axis=0", "rt.shapes.split_vjp(g, ans, axis)",
         "np.split(ary_dot, np.cumsum([np.shape(p)[axis] for p in ans])[:-1], axis=axis)",
         discrete="indices_or_sections axis")
@@ -224,15 +224,15 @@ defrule(np.select, "condlist, choicelist, default=0",
 defrule([np.cumprod, ".cumprod"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g * ans, x, axis) / x",
         "ans * np.cumsum(x_dot / x, axis=axis)", discrete="axis dtype out")
 
-defrule(np.rollaxis, "a, axis, start=0", "rt.shapes.rollaxis_vjp(g, a, axis, start)", "np.rollaxis(a_dot, axis, start)",
+defrule(np.rollaxis, "a, axis, start=0", "rt.shapes.rollaxis_vjp(g, a, axis, start)", "rt.shapes.lin(np.rollaxis, a_dot, axis, start)",
         discrete="axis start")
 defrule([np.partition], "x, kth, axis=-1", "rt.shapes.partition_vjp(g, x, kth, axis)",
         "rt.shapes.partition_jvp(x_dot, x, kth, axis)", discrete="kth axis")
-defrule(np.vsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 0)", "np.vsplit(ary_dot, indices_or_sections)",
+defrule(np.vsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 0)", "rt.shapes.lin(np.vsplit, ary_dot, indices_or_sections)",
         discrete="indices_or_sections")
 defrule(np.hsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, min(1, np.ndim(ary) - 1))",
-        "np.hsplit(ary_dot, indices_or_sections)", discrete="indices_or_sections")
-defrule(np.dsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 2)", "np.dsplit(ary_dot, indices_or_sections)",
+        "rt.shapes.lin(np.hsplit, ary_dot, indices_or_sections)", discrete="indices_or_sections")
+defrule(np.dsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 2)", "rt.shapes.lin(np.dsplit, ary_dot, indices_or_sections)",
         discrete="indices_or_sections")
 defrule(np.dstack, "tup", "rt.shapes.stacked_vjp(g, tup, 'd')", "np.dstack(rt.tangent_list(tup_dot, tup))")
 defrule(np.column_stack, "tup", "rt.shapes.stacked_vjp(g, tup, 'c')", "np.column_stack(rt.tangent_list(tup_dot, tup))")

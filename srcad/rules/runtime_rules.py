@@ -67,6 +67,8 @@ defrule(rt.matmul_vjp_x, "g, x, y", None,
         ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"), jvp_join=True)
 defrule(rt.matmul_vjp_y, "g, x, y", None,
         ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
+defrule(rt.shapes.lin, "op, d, *args", None, (None, "rt.shapes.lin(op, d_dot, *args)"),
+        discrete="op args")    # linear in d; the rest are axes, counts, shapes, or a constant operand
 defrule(rt.custom_cotangents, "cots, func, n", "g", "cots_dot", discrete="func n")   # a check: identity
 defrule(rt.products.dot, "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
         ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), jvp_join=True)
@@ -158,7 +160,7 @@ defrule(rt.sorted_vjp, "g, x, key=None, reverse=False", None, ("rt.sorted_vjp(g_
         discrete="key reverse")
 defrule(rt.sorted_jvp, "x_dot, x, key=None, reverse=False", None, ("rt.sorted_jvp(x_dot_dot, x, key, reverse)", "0"),
         discrete="key reverse")
-defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, axis2)", "np.swapaxes(x_dot, axis1, axis2)",
+defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "rt.shapes.lin(np.swapaxes, g, axis1, axis2)", "rt.shapes.lin(np.swapaxes, x_dot, axis1, axis2)",
         discrete="axis1 axis2")
 
 defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shared_update, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar,

@@ -91,7 +91,7 @@ for _op in ("sum", "max", "min"):
 
 # ---- row gathers ----------------------------------------------------------------------------------
 defrule(np.take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)",
-        "np.take(x_dot, indices, axis=axis)", primal="rt.take(x, indices, axis)", discrete="indices axis")
+        "rt.shapes.lin(np.take, x_dot, indices, axis)", primal="rt.take(x, indices, axis)", discrete="indices axis")
 
 # ---- rules of the sparse runtime helpers -----------------------------------------------------------
 # Generated adjoint code calls these helpers; their rules let forward mode run over that code (a

@@ -350,3 +350,16 @@ def stacked_vjp(g, tup, how):
         axis, parts = 1, [np.reshape(t, (-1, 1)) if np.ndim(t) < 2 else t for t in tup]
     pieces = np.split(g, np.cumsum([np.shape(p)[axis] for p in parts])[:-1], axis=axis)
     return [np.reshape(p, np.shape(t)) for p, t in zip(pieces, tup)]
+
+
+# ---- linear shape operations of a derivative that may be the zero 0.0 ----------------------------------
+def lin(op, d, *args):
+    """op(d, *args) for a NumPy shape operation op that is linear in d (np.swapaxes,
+    np.flip, np.tril, np.moveaxis, np.take, ...); the zero derivative 0.0 (a cotangent nothing
+    reached, say on a branch not taken) stays 0.0: op of it would fail for want of axes, and
+    is zero anyway. Rules whose templates pass a derivative straight into such an op go through
+    here, so no shape rule meets a bare 0.0. Only for ops whose other arguments are discrete (axes,
+    counts, indices, shapes): lin's own rule carries no derivative through them."""
+    if _is_zero(d):
+        return 0.0
+    return op(d, *args)
