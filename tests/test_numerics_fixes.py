@@ -360,3 +360,51 @@ def test_accumulate_refuses_longer_and_misshaped_gradients():
     assert out is acc
     np.testing.assert_array_equal(acc[0], [1.0, 2.0])
     np.testing.assert_array_equal(acc[1], [3.0, 4.0, 5.0])
+
+
+# ---- sparse: entries a CSR/CSC stores twice keep one derivative each through `A * y`, `A / y` -------------
+import scipy.sparse as sp  # noqa: E402
+
+from fdcheck import grad_values  # noqa: E402
+
+V3 = np.array([1.0, 2.0, 3.0])
+Y3 = np.array([1.5, 2.0, 0.5])
+
+
+def _dup(kind):
+    """A 3x3 matrix storing (0, 0) twice."""
+    data, indices, indptr = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 0, 2, 1]), np.array([0, 2, 3, 4])
+    return (sp.csr_array if kind == "csr" else sp.csc_array)((data, indices, indptr), shape=(3, 3))
+
+
+def sp_div_vec(A, y):
+    return np.sum((A / y) @ V3)
+
+
+def sp_mul_vec(A, y):
+    return np.sum((A * y) @ V3)
+
+
+def sp_div_col(A, y):
+    return np.sum((A / y[:, None]) @ V3)
+
+
+def sp_div_data(A, y):
+    return np.sum((A / y).data * np.arange(4.0))
+
+
+def sp_mul_sum(A, y):
+    return (A * y).sum() + np.sum((A * y) @ V3)
+
+
+@pytest.mark.parametrize("kind", ["csr", "csc"])
+@pytest.mark.parametrize("f", [sp_div_vec, sp_mul_vec, sp_div_col, sp_div_data, sp_mul_sum])
+def test_sparse_duplicates_through_dense_scaling(kind, f):
+    A = _dup(kind)
+    for wrt in (0, 1):
+        g = srcad.grad(f, wrt=wrt)(A, Y3)
+        np.testing.assert_allclose(grad_values(g), numerical_grad(f, (A, Y3), wrt), rtol=1e-6, atol=1e-6)
+    d = A.copy()
+    d.data = np.array([1.0, -0.5, 0.3, 2.0])
+    _, t = srcad.jvp(f, (A, Y3), (d, None))
+    np.testing.assert_allclose(t, np.sum(numerical_grad(f, (A, Y3), 0) * d.data), rtol=1e-6, atol=1e-6)

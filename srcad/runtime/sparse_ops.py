@@ -358,19 +358,36 @@ class _EntryByEntry:
     each other's values (cross terms). Other products are scipy's."""
 
     def multiply(self, other):
-        if sp.issparse(other) and _same_pattern(self, other):
-            return _like(self, self.data * other.data)
+        if sp.issparse(other) and _same_entries(self, other):
+            return _cot(self, self.data * other.data)
+        if _dense_operand(other):
+            return _cot(self, self.data * _dense_at(other, self))
         return super().multiply(other)
 
     def __mul__(self, other):
-        if sp.issparse(other) and _same_pattern(self, other):
+        if sp.issparse(other) and _same_entries(self, other) or _dense_operand(other):
             return self.multiply(other)
         return super().__mul__(other)
 
     def __rmul__(self, other):
-        if sp.issparse(other) and _same_pattern(self, other):
+        if sp.issparse(other) and _same_entries(self, other) or _dense_operand(other):
             return self.multiply(other)
         return super().__rmul__(other)
+
+    def __truediv__(self, other):
+        # `g / y` in the adjoint of `A / y`: entry by entry, each duplicate keeping its own value
+        if _dense_operand(other):
+            return _cot(self, self.data / _dense_at(other, self))
+        return super().__truediv__(other)
+
+    def __neg__(self):
+        return _cot(self, -self.data)
+
+
+def _dense_operand(v):
+    """A dense array or a number that a cotangent's entries are scaled by (NumPy broadcasting)."""
+    return isinstance(v, (np.ndarray, np.generic, float, int)) and not isinstance(v, bool) and \
+        np.ndim(v) <= 2 and getattr(np.asarray(v).dtype, "kind", "O") in "fiu"
 
 
 class _CooCot(_EntryByEntry, sp.coo_array):
@@ -459,10 +476,23 @@ def check_covers(g, x):
 
 
 def _values_at(g, A):
-    """One value of the cotangent g per stored entry of A, in A's order."""
-    if sp.issparse(g) and _same_pattern(g, A):
+    """One value of the cotangent g per stored entry of A, in A's order. A sparse g whose entries
+    are A's entries in A's order (scipy's `A * y` or `A / y` of a CSR/CSC A is a COO of A's
+    entries) gives its values as they are: each duplicate entry its own."""
+    if sp.issparse(g) and _same_entries(g, A):
         return g.data
     return _matrix_at(g, *_entry_coords(A))
+
+
+def _same_entries(a, b):
+    """Do the sparse a and b store the same entries in the same order (any formats)?"""
+    if _same_pattern(a, b):
+        return True
+    if a.shape != b.shape or a.data.shape != b.data.shape or _fmt(a) is None or _fmt(b) is None:
+        return False
+    ar, ac = _entry_coords(a)
+    br, bc = _entry_coords(b)
+    return bool(np.array_equal(ar, br) and np.array_equal(ac, bc))
 
 
 # ---- products ---------------------------------------------------------------------------------
