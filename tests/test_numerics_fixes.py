@@ -408,3 +408,129 @@ def test_sparse_duplicates_through_dense_scaling(kind, f):
     d.data = np.array([1.0, -0.5, 0.3, 2.0])
     _, t = srcad.jvp(f, (A, Y3), (d, None))
     np.testing.assert_allclose(t, np.sum(numerical_grad(f, (A, Y3), 0) * d.data), rtol=1e-6, atol=1e-6)
+
+
+# ---- sparse matrices built inside f that scipy sorts or merges in place ------------------------------------
+_IDX = np.array([2, 0, 0, 1, 1])          # row 0 stores columns 2, 0, 0 (unsorted, a duplicate); row 1: 1, 1
+_PTR = np.array([0, 3, 5])
+_W = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+_D = np.array([[1.0, -2.0, 0.5], [3.0, 0.7, -1.0]])
+_R, _C = np.array([0, 0, 1, 1, 1]), np.array([2, 0, 1, 1, 0])
+
+
+def _build(v):
+    return sp.csr_array((v, _IDX.copy(), _PTR.copy()), shape=(2, 3))
+
+
+def built_sum(v):
+    A = _build(v)
+    t = A.sum()                                       # scipy merges A's duplicates in place here
+    return t + np.sum(A.data * _W[:len(A.data)] ** 2)
+
+
+def built_sum_axis(v):
+    A = _build(v)
+    t = A.sum(axis=1)
+    return np.sum(t * np.array([1.0, 2.0])) + np.sum(A.data * _W[:len(A.data)] ** 2)
+
+
+def built_power(v):
+    A = sp.csr_array((v, _IDX.copy(), _PTR.copy()), shape=(2, 3))
+    B = A.power(2)                                    # and here
+    return np.sum(B.data * _W[:len(B.data)]) + np.sum(A.data * _W[:len(A.data)] ** 2) + B.sum()
+
+
+def built_power_matvec(v):
+    A = sp.csr_array((v, _IDX.copy(), _PTR.copy()), shape=(2, 3))
+    B = A.power(3)
+    return np.sum(A @ np.array([1.0, 2.0, 3.0]) * np.array([1.0, -1.0])) + np.sum(A.data * _W[:len(A.data)]) + B.sum()
+
+
+def built_multiply(v):
+    A = _build(v)
+    B = A.multiply(_D)
+    return np.sum(B.data * _W[:len(B.data)]) + np.sum(B @ np.array([1.0, 2.0, 3.0])) + np.sum(A.data * _W[:len(A.data)])
+
+
+def built_coo_sum(v):
+    A = sp.coo_array((v, (_R.copy(), _C.copy())), shape=(2, 3))
+    t = A.sum()
+    return t * 2.0 + np.sum(A.data * _W[:len(A.data)] ** 2)
+
+
+def built_coo_power(v):
+    A = sp.coo_array((v, (_R.copy(), _C.copy())), shape=(2, 3))
+    B = A.power(2)
+    return B.sum() + np.sum(A.data * _W[:len(A.data)] ** 2)
+
+
+def built_read_before_merge(v):
+    A = _build(v)
+    d = A.data * 1.0                                  # the five entries, before scipy merges them
+    t = A.sum()
+    return t + np.sum(d * _W)
+
+
+V5 = np.array([0.5, -1.2, 0.8, 1.5, 0.3])
+
+
+@pytest.mark.parametrize("f", [built_sum, built_sum_axis, built_power, built_power_matvec, built_multiply,
+                               built_coo_sum, built_coo_power])
+def test_sparse_built_inside_and_merged_in_place(f):
+    want = numerical_grad(f, (V5,))
+    np.testing.assert_allclose(srcad.grad(f)(V5), want, rtol=1e-6, atol=1e-6)
+    d = np.array([1.0, 0.5, -0.3, 0.2, 0.9])
+    _, t = srcad.jvp(f, (V5,), (d,))
+    np.testing.assert_allclose(t, np.sum(want * d), rtol=1e-6, atol=1e-6)
+
+
+def test_sparse_read_before_an_in_place_merge_is_refused():
+    with pytest.raises(srcad.InputError, match=r"\.sum_duplicates\(\)"):
+        srcad.grad(built_read_before_merge)(V5)
+    d = np.array([1.0, 0.5, -0.3, 0.2, 0.9])       # forward mode follows it
+    _, t = srcad.jvp(built_read_before_merge, (V5,), (d,))
+    np.testing.assert_allclose(t, np.sum(numerical_grad(built_read_before_merge, (V5,)) * d), rtol=1e-6, atol=1e-6)
+
+
+# ---- a zero derivative (0.0) reaching a shape operation: a branch not taken ---------------------------------
+_SHAPE_OPS = {
+    "swapaxes": "np.swapaxes(z, 0, 1)", "flip": "np.flip(z, 0)", "fliplr": "np.fliplr(z)", "flipud": "np.flipud(z)",
+    "rot90": "np.rot90(z)", "roll": "np.roll(z, 1)", "moveaxis": "np.moveaxis(z, 0, 1)", "tril": "np.tril(z)",
+    "triu": "np.triu(z)", "transpose": "np.transpose(z)", "trace": "np.trace(z)", "einsum": "np.einsum('ij->ji', z)",
+    "solve": "np.linalg.solve(z + 3.0 * np.eye(2), np.ones(2))", "take": "np.take(z, [1, 0], axis=0)",
+    "tile": "np.tile(z, 2)", "repeat": "np.repeat(z, 2)", "diagonal": "np.diagonal(z)", "cumsum": "np.cumsum(z, axis=0)",
+    "diff": "np.diff(z, axis=0)", "broadcast_to": "np.broadcast_to(z, (3, 2, 2))", "det": "np.linalg.det(z + 3.0 * np.eye(2))",
+    "solve_triangular": "scipy.linalg.solve_triangular(np.triu(z) + 3.0 * np.eye(2), np.ones(2))",
+    "dot3": "np.dot(z, np.ones((2, 2, 2)))", "eigh": "np.linalg.eigh(z + z.T)[0]",
+}
+
+
+@pytest.fixture(scope="module")
+def zero_module(tmp_path_factory):
+    import importlib
+    import sys
+    src = ["import numpy as np", "import scipy.linalg", ""]
+    for k, e in _SHAPE_OPS.items():
+        src += [f"def rev_{k}(x, flag):", "    z = x * 2.0", f"    w = {e}", "    if flag:",
+                "        out = np.sum(w ** 2)", "    else:", "        out = np.sum(x ** 2)", "    return out", ""]
+    d = tmp_path_factory.mktemp("zeros")
+    (d / "numerics_zero_cases.py").write_text("\n".join(src))
+    sys.path.insert(0, str(d))
+    try:
+        return importlib.import_module("numerics_zero_cases")
+    finally:
+        sys.path.remove(str(d))
+
+
+@pytest.mark.parametrize("op", sorted(_SHAPE_OPS))
+@pytest.mark.parametrize("flag", [False, True])
+def test_zero_cotangent_through_shape_ops(zero_module, op, flag):
+    f = getattr(zero_module, "rev_" + op)
+    x = np.array([[0.3, -0.7], [0.5, 0.9]])
+    want = numerical_grad(f, (x, flag)).reshape(2, 2)
+    np.testing.assert_allclose(srcad.grad(f)(x, flag), want, rtol=1e-5, atol=1e-6)
+    d = np.array([[1.0, 0.5], [-0.3, 0.2]])
+    _, t = srcad.jvp(f, (x, flag), (d, None))
+    np.testing.assert_allclose(t, np.sum(want * d), rtol=1e-5, atol=1e-6)
+    H = srcad.hessian(f)(x, flag)
+    np.testing.assert_allclose(H, numerical_hessian(f, (x, flag)), rtol=1e-3, atol=2e-4)
