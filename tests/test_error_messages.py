@@ -242,6 +242,13 @@ _rule_tangent = lambda x: np.sin(x)      # noqa: E731
 srcad.register_jvp(_rule_tangent, lambda p, t: (np.sin(p[0]), np.sum(t[0])))
 
 
+def read_before_merge(v):
+    A = sp.csr_array((v, np.array([2, 0, 0, 1, 1]), np.array([0, 3, 5])), shape=(2, 3))
+    d = A.data * 1.0  # here
+    t = A.sum()
+    return t + np.sum(d)
+
+
 def here(func, construct, fix):
     """A case whose function is in this file: the message names its `# here` line."""
     return Case(func.__name__, grad_of(func, X), construct, fix, THIS_FILE, func=func)
@@ -539,6 +546,16 @@ CASES = [
     here(uses_rule_pullback, "returned float as its pullback", "pullback(dy) a function"),
     Case("rule_tangent", _jvp(uses_rule_tangent, X), "the output's tangent of shape ()", "y_dot of y's shape",
          func=uses_rule_tangent, file=THIS_FILE),
+    Case("sparse_read_before_merge", lambda: srcad.grad(read_before_merge)(np.arange(1.0, 6.0)),
+         "reads `.data` of a sparse matrix", ".sum_duplicates()", THIS_FILE, func=read_before_merge),
+    Case("accumulate_length", lambda: srcad.accumulate((X.copy(),), (X, X)), "a tuple of 1 and the gradient a tuple of 2",
+         "one entry per gradient", THIS_FILE, marker="srcad.accumulate((X.copy(),), (X, X))"),
+    Case("accumulate_keys", lambda: srcad.accumulate({"w": X.copy()}, {"b": X}), "keys ['b']",
+         "Pass an accumulator", THIS_FILE, marker='srcad.accumulate({"w": X.copy()}, {"b": X})'),
+    Case("accumulate_shape", lambda: srcad.accumulate(X.copy(), 1.5), "the gradient has shape ()",
+         "Pass the gradient of the argument", THIS_FILE, marker="srcad.accumulate(X.copy(), 1.5)"),
+    Case("accumulate_sparse", lambda: srcad.accumulate(sp.csr_array(A), X[:3]), "a sparse accumulator",
+         "the gradient of the same sparse argument", THIS_FILE, marker="srcad.accumulate(sp.csr_array(A), X[:3])"),
     Case("check_grad", lambda: srcad.check_grad(uses_wrong_sin, X), "disagrees with central finite differences",
          "srcad.emit", THIS_FILE, marker="srcad.check_grad(uses_wrong_sin, X)"),
     Case("check_grad_tree", lambda: srcad.check_grad(uses_wrong_sin_tree, {"w": X}), "(a pytree",
