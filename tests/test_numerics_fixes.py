@@ -534,3 +534,50 @@ def test_zero_cotangent_through_shape_ops(zero_module, op, flag):
     np.testing.assert_allclose(t, np.sum(want * d), rtol=1e-5, atol=1e-6)
     H = srcad.hessian(f)(x, flag)
     np.testing.assert_allclose(H, numerical_hessian(f, (x, flag)), rtol=1e-3, atol=2e-4)
+
+
+# ---- cumprod through a zero entry (its rule divided by x) ---------------------------------------------------
+def cumprod_weighted(x):
+    return np.sum(np.cumprod(x) * np.array([1.0, 2.0, 3.0, -1.0]))
+
+
+def cumprod_axis(x):
+    return np.sum(np.cumprod(x, axis=1) ** 2)
+
+
+@pytest.mark.parametrize("f, x", [(cumprod_weighted, np.array([0.5, 0.0, 2.0, 1.5])),
+                                  (cumprod_weighted, np.array([0.0, 0.0, 2.0, -1.5])),
+                                  (cumprod_weighted, np.array([0.5, -1.2, 2.0, 1.5])),
+                                  (cumprod_axis, np.array([[0.5, 0.0, 2.0], [1.1, -0.4, 0.7]]))])
+def test_cumprod_with_zeros(f, x):
+    check(f, x)
+
+
+# ---- np.cross of 2-vectors (a scalar per pair) and 3-vectors ------------------------------------------------
+_B2 = np.array([[1.0, 2.0], [3.0, -1.0]])
+_B3 = np.array([[1.0, 2.0, 0.5], [3.0, -1.0, 2.0]])
+
+
+def cross2_a(a):
+    return np.sum(np.cross(a, _B2) * np.array([1.0, 2.0]))
+
+
+def cross2_b(b):
+    return np.sum(np.cross(_B2 * 0.5, b) ** 2)
+
+
+def cross3_a(a):
+    return np.sum(np.cross(a, _B3) ** 2)
+
+
+def cross3_both(a):
+    return np.sum(np.cross(a, a[::-1] + 1.0) * np.arange(6.0).reshape(2, 3))
+
+
+@pytest.mark.parametrize("f, x", [(cross2_a, np.array([[0.3, -0.7], [0.5, 0.9]])),
+                                  (cross2_b, np.array([[0.3, -0.7], [0.5, 0.9]])),
+                                  (cross3_a, np.array([[0.3, -0.7, 1.1], [0.5, 0.9, -0.2]])),
+                                  (cross3_both, np.array([[0.3, -0.7, 1.1], [0.5, 0.9, -0.2]]))])
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+def test_cross(f, x):
+    check(f, x)

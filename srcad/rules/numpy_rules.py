@@ -221,8 +221,8 @@ defrule(np.select, "condlist, choicelist, default=0",
         ("0", "rt.shapes.select_vjp(g, condlist, choicelist)", "rt.shapes.select_default_vjp(g, condlist, default)"),
         ("0", "rt.broadcast_like(np.select(condlist, rt.tangent_list(choicelist_dot, choicelist), 0.0), ans)",
          "rt.broadcast_like(np.select(condlist, [np.zeros(np.shape(ans))] * len(condlist), default_dot), ans)"))
-defrule([np.cumprod, ".cumprod"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g * ans, x, axis) / x",
-        "ans * np.cumsum(x_dot / x, axis=axis)", discrete="axis dtype out")
+defrule([np.cumprod, ".cumprod"], "x, axis=None, dtype=None, out=None", "rt.reductions.cumprod_vjp(g, x, axis)",
+        "rt.reductions.cumprod_jvp(x_dot, x, axis)", discrete="axis dtype out")     # no division: x may hold 0
 
 defrule(np.rollaxis, "a, axis, start=0", "rt.shapes.rollaxis_vjp(g, a, axis, start)", "rt.shapes.lin(np.rollaxis, a_dot, axis, start)",
         discrete="axis start")
@@ -249,7 +249,7 @@ defrule(np.inner, "a, b",
         ("np.inner(a_dot, b)", "np.inner(a, b_dot)"))
 defrule(np.kron, "a, b", ("rt.shapes.kron_vjp_a(g, a, b)", "rt.shapes.kron_vjp_b(g, a, b)"),
         ("np.kron(a_dot, b)", "np.kron(a, b_dot)"))
-defrule(np.cross, "a, b", ("rt.unbroadcast(np.cross(b, g), a)", "rt.unbroadcast(np.cross(g, a), b)"),
+defrule(np.cross, "a, b", ("rt.shapes.cross_vjp_a(g, a, b)", "rt.shapes.cross_vjp_b(g, a, b)"),     # 2- and 3-vectors
         ("rt.broadcast_like(np.cross(a_dot, b), ans)", "rt.broadcast_like(np.cross(a, b_dot), ans)"))
 
 # their adjoint helpers: linear in the cotangent (and in the other operand of a product)

@@ -57,6 +57,12 @@ defrule(rt.var_jvp, "d, x, axis=None, ddof=0, keepdims=False", None,
         ("rt.var_jvp(d_dot, x, axis, ddof, keepdims)", "rt.var_jvp(d, x_dot, axis, ddof, keepdims)"),
         discrete="axis ddof keepdims")
 defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"), discrete="axis")
+defrule(rt.reductions.cumprod_vjp, "g, x, axis=None", None,
+        ("rt.reductions.cumprod_vjp(g_dot, x, axis)", "rt.reductions.cumprod_vjp_dot(g, x, x_dot, axis)"),
+        discrete="axis")
+defrule(rt.reductions.cumprod_jvp, "d, x, axis=None", None,
+        ("rt.reductions.cumprod_jvp(d_dot, x, axis)", "rt.reductions.cumprod_jvp_dot(d, x, x_dot, axis)"),
+        discrete="axis")
 defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"), discrete="n axis")
 
 # ---- adjoints of products and linear algebra -------------------------------------------------
@@ -67,6 +73,10 @@ defrule(rt.matmul_vjp_x, "g, x, y", None,
         ("rt.matmul_vjp_x(g_dot, x, y)", "0", "rt.matmul_vjp_x(g, x, y_dot)"), jvp_join=True)
 defrule(rt.matmul_vjp_y, "g, x, y", None,
         ("rt.matmul_vjp_y(g_dot, x, y)", "rt.matmul_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
+defrule(rt.shapes.cross_vjp_a, "g, a, b", None,
+        ("rt.shapes.cross_vjp_a(g_dot, a, b)", "0", "rt.shapes.cross_vjp_a(g, a, b_dot)"), jvp_join=True)
+defrule(rt.shapes.cross_vjp_b, "g, a, b", None,
+        ("rt.shapes.cross_vjp_b(g_dot, a, b)", "rt.shapes.cross_vjp_b(g, a_dot, b)", "0"), jvp_join=True)
 defrule(rt.shapes.lin, "op, d, *args", None, (None, "rt.shapes.lin(op, d_dot, *args)"),
         discrete="op args")    # linear in d; the rest are axes, counts, shapes, or a constant operand
 defrule(rt.custom_cotangents, "cots, func, n", "g", "cots_dot", discrete="func n")   # a check: identity
