@@ -581,3 +581,11 @@ def cross3_both(a):
 @pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
 def test_cross(f, x):
     check(f, x)
+
+
+def cumprod_flat(x):
+    return np.sum(np.cumprod(x) * np.arange(1.0, 7.0))
+
+
+def test_cumprod_flat_with_zero():
+    check(cumprod_flat, np.array([[0.5, 0.0, 2.0], [1.1, -0.4, 0.7]]))

@@ -201,6 +201,18 @@ def _along(x, axis):
     return np.moveaxis(x, axis, 0), lambda v: np.moveaxis(v, 0, axis)
 
 
+def _out_along(v, x, axis):
+    """A derivative of the result (flat for axis=None, else x's shape) with the axis first."""
+    if axis is None:
+        return np.broadcast_to(np.ravel(v) if np.ndim(v) else v, (np.size(x),))
+    return np.moveaxis(np.broadcast_to(v, np.shape(x)), axis, 0)
+
+
+def _out_back(v, axis):
+    """The result's layout back from the axis-first one (flat for axis=None)."""
+    return v if axis is None else np.moveaxis(v, 0, axis)
+
+
 def _prefix(x):
     """y[i] = x[0] ... x[i] and the exclusive products before each (1 for the first)."""
     y = np.cumprod(x, axis=0)
@@ -214,7 +226,7 @@ def cumprod_vjp(g, x, axis=None):
     if _is_zero(g):
         return g
     xs, back = _along(np.asarray(x, dtype=np.result_type(x, float)), axis)
-    gs = _along(np.broadcast_to(g, np.shape(x)), axis)[0]
+    gs = _out_along(g, x, axis)
     _, before = _prefix(xs)
     ybar = np.array(gs, dtype=np.result_type(gs, xs), copy=True)
     for i in range(len(xs) - 2, -1, -1):
@@ -228,10 +240,9 @@ def cumprod_vjp_dot(g, x, x_dot, axis=None):
         return 0.0
     xs, back = _along(np.asarray(x, dtype=np.result_type(x, float)), axis)
     es = _along(np.broadcast_to(x_dot, np.shape(x)), axis)[0]
-    gs = _along(np.broadcast_to(g, np.shape(x)), axis)[0]
+    gs = _out_along(g, x, axis)
     y, before = _prefix(xs)
-    yd = np.array(cumprod_jvp(x_dot, x, axis), dtype=float)
-    yd = _along(yd, axis)[0]
+    yd = _out_along(np.asarray(cumprod_jvp(x_dot, x, axis), dtype=float), x, axis)
     before_d = np.concatenate([np.zeros_like(yd[:1]), yd[:-1]], axis=0)
     ybar = np.array(gs, dtype=float, copy=True)
     ybar_d = np.zeros_like(ybar)
@@ -251,7 +262,7 @@ def cumprod_jvp(x_dot, x, axis=None):
     out = np.array(ds * before, dtype=np.result_type(ds, xs, float), copy=True)
     for i in range(1, len(xs)):
         out[i] += out[i - 1] * xs[i]
-    return back(out)
+    return _out_back(out, axis)
 
 
 def cumprod_jvp_dot(x_dot, x, e, axis=None):
@@ -262,11 +273,11 @@ def cumprod_jvp_dot(x_dot, x, e, axis=None):
     ds = _along(np.broadcast_to(x_dot, np.shape(x)), axis)[0]
     es = _along(np.broadcast_to(e, np.shape(x)), axis)[0]
     _, before = _prefix(xs)
-    ye = _along(cumprod_jvp(e, x, axis), axis)[0]                   # the tangent of y along e
+    ye = _out_along(cumprod_jvp(e, x, axis), x, axis)               # the tangent of y along e
     before_e = np.concatenate([np.zeros_like(ye[:1]), ye[:-1]], axis=0)
     yd = np.array(ds * before, dtype=float, copy=True)
     out = np.array(ds * before_e, dtype=float, copy=True)
     for i in range(1, len(xs)):
         out[i] += out[i - 1] * xs[i] + yd[i - 1] * es[i]
         yd[i] += yd[i - 1] * xs[i]
-    return back(out)
+    return _out_back(out, axis)
