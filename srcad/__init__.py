@@ -9,7 +9,7 @@ from .api import check_grad, emit, grad, hessian, hvp, jacobian, jvp, value_and_
 from .checkpointing import checkpoint
 from .custom import custom_jvp, custom_vjp
 from .errors import (CacheWarning, GradientCheckError, InputError, MissingRuleError, NonScalarOutputError,
-                     NumericsError, SrcadError, StaleSourceError, UnsupportedSyntaxError)
+                     NumericsError, RuleError, SrcadError, StaleSourceError, UnsupportedSyntaxError)
 from .rules import numpy_rules as _numpy_rules  # noqa: F401  (fills the rule table)
 from .rules.registry import nondifferentiable, register_jvp, register_vjp
 from .runtime import RowSparse
@@ -51,4 +51,4 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp",
            "set_num_threads", "get_num_threads", "tune_memory", "RowSparse", "runtime", "sparse",
            "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
            "SrcadError", "UnsupportedSyntaxError", "MissingRuleError", "NonScalarOutputError",
-           "GradientCheckError", "NumericsError", "InputError", "StaleSourceError", "CacheWarning"]
+           "GradientCheckError", "NumericsError", "InputError", "RuleError", "StaleSourceError", "CacheWarning"]

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from . import cache
 from . import runtime as rt
 from . import tree as _tree
-from .errors import NonScalarOutputError, SrcadError
+from .errors import InputError, NonScalarOutputError, SrcadError
 from .composition import derived, derived_of
 from .frontend.callables import method_function, unpack_callable
 from .inputs import check_args, check_coo_kept, differentiated_tangents, plain, unsorted_coo
@@ -269,6 +269,7 @@ def vjp(f, *args, checkpoint=None):
     seed_name = list(cache.signature(fn).parameters)[-1]
 
     def pullback(dy):
+        _check_cotangent(dy, y)
         coo = unsorted_coo(args)
         grads = fn(*args, **{seed_name: dy})     # by name: f's own defaults stay where they are
         check_coo_kept(coo)
@@ -277,6 +278,15 @@ def vjp(f, *args, checkpoint=None):
             out[k] = g
         return tuple(out)
     return y, derived(pullback, "pullback", f, None, args=args)
+
+
+def _check_cotangent(dy, y):
+    """vjp's cotangent must have the output's shape (a broadcast one would be summed silently)."""
+    if dy is None or sp.issparse(y) or sp.issparse(dy) or _tree.is_node(y) or _tree.is_node(dy):
+        return
+    if np.shape(dy) != np.shape(y):
+        raise InputError(f"the cotangent passed to vjp's pullback has shape {np.shape(dy)}, but the function's "
+                         f"output has shape {np.shape(y)}. Pass a cotangent of the output's shape.")
 
 
 def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None):
@@ -370,6 +380,24 @@ def _single_wrt(f, wrt, what):
     return params.index(wrt) if isinstance(wrt, str) else wrt % len(params)
 
 
+def _check_second_order(f, args, what, k=None, v=None):
+    """hessian/hvp differentiate a scalar f (the adjoint is seeded with 1.0, which for a vector f
+    would silently give the Hessian of sum(f)); hvp's direction v must be shaped like args[k]."""
+    y = f(*args)
+    if not rt.is_scalar(y):
+        shape = getattr(y, "shape", None)
+        name = getattr(f, "__name__", "f")
+        raise NonScalarOutputError(
+            f"srcad.{what} needs {name} to return a scalar (a float or an array of size 1); it returned "
+            f"{type(y).__name__}{' of shape ' + str(shape) if shape is not None else ''}. For the second "
+            f"derivatives of a non-scalar output use srcad.jacobian(srcad.jacobian({name})), or reduce the "
+            f"output to a scalar first.")
+    if v is not None and not (sp.issparse(v) or _tree.is_node(v)) and np.shape(v) != np.shape(args[k]):
+        raise InputError(f"srcad.hvp's direction v (the last argument) has shape {np.shape(v)}, but the "
+                         f"differentiated argument {k} ({_params(f)[k]}) has shape {np.shape(args[k])}. "
+                         f"Pass a direction of the argument's shape.")
+
+
 def hvp(f, wrt=0):
     """A function (*args, v) -> H @ v, H the Hessian of f w.r.t. args[wrt], by forward mode applied to
     the generated adjoint (forward-over-reverse); H is never formed."""
@@ -385,6 +413,7 @@ def hvp(f, wrt=0):
     def wrapper(*args):
         *args, v = args
         check_args(f, args, wrt=k)
+        _check_second_order(f, args, "hvp", k, v)
         mod = _module(adjoint, "forward", k)
         fn = getattr(mod, mod.srcad_main)
         name = _params(f)[k]
@@ -411,6 +440,7 @@ def hessian(f, wrt=0):
     @functools.wraps(f)
     def wrapper(*args):
         check_args(f, args, wrt=k)
+        _check_second_order(f, args, "hessian")
         x = args[k]
         if _tree.is_node(x):        # a pytree: blocks H[leaf_i][leaf_j], one sweep per entry
             mod = _module(adjoint, "forward", k)

@@ -1,6 +1,14 @@
-"""custom_vjp / custom_jvp: a function whose derivative the user supplies (JAX's conventions)."""
+"""custom_vjp / custom_jvp: a function whose derivative the user supplies (JAX's conventions),
+and the checks of what user rules return (register_vjp, register_jvp, custom_vjp, custom_jvp):
+a rule that returns a bare array where a tuple of cotangents is due, the wrong number of them, or
+a cotangent or tangent of the wrong shape raises RuleError saying what it returned and what was
+expected, never a gradient read out of the wrong thing."""
 import functools
 
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import RuleError
 from .rules.registry import register_jvp, register_vjp
 
 
@@ -24,8 +32,8 @@ class custom_vjp(_Custom):
 
     def defvjp(self, fwd, bwd):
         def rule(*args, **kwargs):
-            y, residuals = fwd(*args, **kwargs)
-            return y, lambda dy: tuple(bwd(residuals, dy))
+            y, residuals = _pair(fwd(*args, **kwargs), self, "custom_vjp's fwd", "(y, residuals)")
+            return y, lambda dy: bwd(residuals, dy)
         # generated adjoints call fwd and bwd by name, so that hessian/hvp transform them in turn
         rule.custom_fwd_bwd = (fwd, bwd)
         register_vjp(self, rule)
@@ -38,3 +46,91 @@ class custom_jvp(_Custom):
     def defjvp(self, rule):
         register_jvp(self, rule)
         return self
+
+
+# ---- what user rules return ----------------------------------------------------------------------------
+def _name(func):
+    return getattr(func, "__name__", None) or type(func).__name__
+
+
+def _what(v):
+    shape = getattr(v, "shape", None)
+    if shape is None and isinstance(v, (tuple, list)):
+        return f"a {type(v).__name__} of {len(v)} item{'s' * (len(v) != 1)}"
+    return f"{type(v).__name__}" + (f" of shape {tuple(shape)}" if shape is not None else "")
+
+
+def _is_zero(v):
+    return v is None or isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0
+
+
+def _leafy(v):
+    """Can v be checked as one value (an array, a number, a sparse matrix), not a container?"""
+    return sp.issparse(v) or isinstance(v, (np.ndarray, np.generic, int, float, complex))
+
+
+def _pair(out, func, who, shape):
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise RuleError(f"{who} for `{_name(func)}` returned {_what(out)}; it must return a pair {shape}. "
+                        f"Return the pair, e.g. `return y, ...`.")
+    return out
+
+
+def _check_like(d, x, func, what, fix):
+    """A derivative d standing for x (the cotangent of an argument, the tangent of the output)."""
+    if _is_zero(d) or not _leafy(x):
+        return
+    if not _leafy(d):
+        raise RuleError(f"the rule for `{_name(func)}` returned {_what(d)} as {what}, which is {_what(x)}. {fix}")
+    kind = getattr(getattr(d, "dtype", None), "kind", "f")
+    if kind not in "biufc":
+        raise RuleError(f"the rule for `{_name(func)}` returned {what} of dtype {d.dtype}, not a number. {fix}")
+    if np.shape(d) != np.shape(x):
+        raise RuleError(f"the rule for `{_name(func)}` returned {what} of shape {np.shape(d)}, but it stands for "
+                        f"{_what(x)}: a derivative has the shape of what it is the derivative of. {fix}")
+
+
+def check_cotangents(cots, func, args):
+    """The pullback's result: a tuple (or list) with one cotangent (or None) per positional argument,
+    each of that argument's shape. Returns it as a tuple."""
+    n = len(args)
+    fix = (f"A pullback returns a tuple with one cotangent per positional argument (None for one that "
+           f"carries none): `return (g * ...,)` for one argument, `return (gx, gy)` for two")
+    if not isinstance(cots, (tuple, list)):
+        raise RuleError(f"the pullback of the reverse-mode rule for `{_name(func)}` returned {_what(cots)}; "
+                        f"expected a tuple of {n} cotangent{'s' * (n != 1)}. {fix}.")
+    if len(cots) != n:
+        raise RuleError(f"the pullback of the reverse-mode rule for `{_name(func)}` returned {len(cots)} "
+                        f"cotangent{'s' * (len(cots) != 1)} for a call with {n} positional argument"
+                        f"{'s' * (n != 1)}. {fix}.")
+    for k, (c, a) in enumerate(zip(cots, args)):
+        _check_like(c, a, func, f"the cotangent of argument {k}", fix + ".")
+    return tuple(cots)
+
+
+def checked_vjp(func, rule):
+    """register_vjp's rule(*args) -> (y, pullback), with both checked when they are called."""
+    if rule is None:
+        return None
+
+    def run(*args, **kwargs):
+        y, pullback = _pair(rule(*args, **kwargs), func, "the reverse-mode rule", "(y, pullback)")
+        if not callable(pullback):
+            raise RuleError(f"the reverse-mode rule for `{_name(func)}` returned {_what(pullback)} as its pullback; "
+                            f"it must return (y, pullback) with pullback(dy) a function returning one cotangent "
+                            f"per positional argument.")
+        return y, lambda dy: check_cotangents(pullback(dy), func, args)
+    return run
+
+
+def checked_jvp(func, rule):
+    """register_jvp's rule(primals, tangents) -> (y, y_dot), with y_dot checked against y."""
+    if rule is None:
+        return None
+
+    def run(primals, tangents):
+        y, y_dot = _pair(rule(primals, tangents), func, "the forward-mode rule", "(y, y_dot)")
+        _check_like(y_dot, y, func, "the output's tangent",
+                    "A forward-mode rule returns (y, y_dot) with y_dot of y's shape.")
+        return y, y_dot
+    return run

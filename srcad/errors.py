@@ -173,6 +173,12 @@ class InputError(SrcadError, ValueError, TypeError):
     CSR/CSC/COO, an index or axis out of range. The message names the argument and the fix."""
 
 
+class RuleError(SrcadError, TypeError):
+    """A derivative rule the user supplied (register_vjp, register_jvp, custom_vjp, custom_jvp)
+    returned something other than what its convention asks for: the message says what it returned
+    and what was expected."""
+
+
 class StaleSourceError(SrcadError):
     """The source file of a function was edited after Python loaded the function."""
 

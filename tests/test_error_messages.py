@@ -36,7 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(srcad.__file__)))
 CASES_FILE = os.path.abspath(c.__file__)
 THIS_FILE = os.path.abspath(__file__)
 _ERRORS = {"SrcadError", "UnsupportedSyntaxError", "MissingRuleError", "NonScalarOutputError",
-           "GradientCheckError", "NumericsError", "InputError", "StaleSourceError",
+           "GradientCheckError", "NumericsError", "InputError", "StaleSourceError", "RuleError",
            "_missing", "sparse_format_error", "_bounds_error"}
 
 
@@ -225,6 +225,73 @@ def uses_wrong_sin(x):
 
 def uses_wrong_sin_tree(p):
     return np.sum(wrong_sin(p["w"]))
+
+
+def vec_out(x):
+    return x ** 2
+
+
+# user rules that return the wrong thing (RuleError, srcad/custom.py)
+def _bad(name, rule):
+    f = lambda x: np.sin(x)      # noqa: E731
+    f.__name__ = name
+    srcad.register_vjp(f, rule)
+    return f
+
+
+_rule_bare = _bad("rule_bare", lambda x: (np.sin(x), lambda g: g * np.cos(x)))
+_rule_count = _bad("rule_count", lambda x: (np.sin(x), lambda g: (g, g)))
+_rule_shape = _bad("rule_shape", lambda x: (np.sin(x), lambda g: (g[:1],)))
+_rule_dtype = _bad("rule_dtype", lambda x: (np.sin(x), lambda g: (np.array(["a"] * len(g)),)))
+_rule_list = _bad("rule_list", lambda x: (np.sin(x), lambda g: ([g],)))
+_rule_pair = _bad("rule_pair", lambda x: np.sin(x))
+_rule_pullback = _bad("rule_pullback", lambda x: (np.sin(x), 3.0))
+_rule_tangent = lambda x: np.sin(x)      # noqa: E731
+srcad.register_jvp(_rule_tangent, lambda p, t: (np.sin(p[0]), np.sum(t[0])))
+
+
+def read_before_merge(v):
+    A = sp.csr_array((v, np.array([2, 0, 0, 1, 1]), np.array([0, 3, 5])), shape=(2, 3))
+    d = A.data * 1.0  # here
+    t = A.sum()
+    return t + np.sum(d)
+
+
+def here(func, construct, fix):
+    """A case whose function is in this file: the message names its `# here` line."""
+    return Case(func.__name__, grad_of(func, X), construct, fix, THIS_FILE, func=func)
+
+
+def uses_rule_bare(x):
+    return np.sum(_rule_bare(x))  # here
+
+
+def uses_rule_count(x):
+    return np.sum(_rule_count(x))  # here
+
+
+def uses_rule_shape(x):
+    return np.sum(_rule_shape(x))  # here
+
+
+def uses_rule_dtype(x):
+    return np.sum(_rule_dtype(x))  # here
+
+
+def uses_rule_list(x):
+    return np.sum(_rule_list(x))  # here
+
+
+def uses_rule_pair(x):
+    return np.sum(_rule_pair(x))  # here
+
+
+def uses_rule_pullback(x):
+    return np.sum(_rule_pullback(x))  # here
+
+
+def uses_rule_tangent(x):
+    return np.sum(_rule_tangent(x))  # here
 
 
 def _linalg(f):
@@ -479,6 +546,31 @@ CASES = [
          THIS_FILE, marker="srcad.hessian(c.plain, wrt=(0, 1))"),
     Case("hessian_sparse", lambda: srcad.hessian(c.sparse_quad)(sp.csr_array(A), X[:3]), "would be dense",
          "srcad.hvp", THIS_FILE, marker="srcad.hessian(c.sparse_quad)(sp.csr_array(A), X[:3])"),
+    Case("hessian_vector", lambda: srcad.hessian(vec_out)(X), "needs vec_out to return a scalar",
+         "srcad.jacobian(srcad.jacobian(vec_out))", THIS_FILE, marker="srcad.hessian(vec_out)(X)"),
+    Case("hvp_direction", lambda: srcad.hvp(c.plain)(X, X, X[:2]), "direction v", "Pass a direction",
+         THIS_FILE, marker="srcad.hvp(c.plain)(X, X, X[:2])"),
+    Case("vjp_cotangent", lambda: srcad.vjp(vec_out, X)[1](X[:2]), "has shape (2,)", "Pass a cotangent",
+         THIS_FILE, marker="srcad.vjp(vec_out, X)[1](X[:2])"),
+    here(uses_rule_bare, "returned ndarray of shape (4,); expected a tuple of 1 cotangent", "return (g * ...,)"),
+    here(uses_rule_count, "returned 2 cotangents for a call with 1 positional argument", "one cotangent per"),
+    here(uses_rule_shape, "cotangent of argument 0 of shape (1,)", "one cotangent per"),
+    here(uses_rule_dtype, "of dtype <U1, not a number", "one cotangent per"),
+    here(uses_rule_list, "returned a list of 1 item as the cotangent of argument 0", "one cotangent per"),
+    here(uses_rule_pair, "returned ndarray of shape (4,); it must return a pair (y, pullback)", "Return the pair"),
+    here(uses_rule_pullback, "returned float as its pullback", "pullback(dy) a function"),
+    Case("rule_tangent", _jvp(uses_rule_tangent, X), "the output's tangent of shape ()", "y_dot of y's shape",
+         func=uses_rule_tangent, file=THIS_FILE),
+    Case("sparse_read_before_merge", lambda: srcad.grad(read_before_merge)(np.arange(1.0, 6.0)),
+         "reads `.data` of a sparse matrix", ".sum_duplicates()", THIS_FILE, func=read_before_merge),
+    Case("accumulate_length", lambda: srcad.accumulate((X.copy(),), (X, X)), "a tuple of 1 and the gradient a tuple of 2",
+         "one entry per gradient", THIS_FILE, marker="srcad.accumulate((X.copy(),), (X, X))"),
+    Case("accumulate_keys", lambda: srcad.accumulate({"w": X.copy()}, {"b": X}), "keys ['b']",
+         "Pass an accumulator", THIS_FILE, marker='srcad.accumulate({"w": X.copy()}, {"b": X})'),
+    Case("accumulate_shape", lambda: srcad.accumulate(X.copy(), 1.5), "the gradient has shape ()",
+         "Pass the gradient of the argument", THIS_FILE, marker="srcad.accumulate(X.copy(), 1.5)"),
+    Case("accumulate_sparse", lambda: srcad.accumulate(sp.csr_array(A), X[:3]), "a sparse accumulator",
+         "the gradient of the same sparse argument", THIS_FILE, marker="srcad.accumulate(sp.csr_array(A), X[:3])"),
     Case("check_grad", lambda: srcad.check_grad(uses_wrong_sin, X), "disagrees with central finite differences",
          "srcad.emit", THIS_FILE, marker="srcad.check_grad(uses_wrong_sin, X)"),
     Case("check_grad_tree", lambda: srcad.check_grad(uses_wrong_sin_tree, {"w": X}), "(a pytree",

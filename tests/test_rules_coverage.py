@@ -107,6 +107,7 @@ PROBES = {
     sparse_ops.clear_cache: (sparse_ops.clear_cache, []),
     rt.shapes.inner_axes: (rt.shapes.inner_axes, [P((2, 3)), P((3,))]),
     rt.linalg.flip_trans: (rt.linalg.flip_trans, ["T", True]),
+    rt.linalg.chol_uplo: (rt.linalg.chol_uplo, [True]),
     rt.stats.zero_of: (rt.stats.zero_of, [P((2, 3))]),
     sparse_ops.row_groups: (lambda a: _groups(sparse_ops.row_groups(a)), [P("sparse")]),
     sparse_ops.col_groups: (lambda a: _groups(sparse_ops.col_groups(a)), [P("sparse")]),

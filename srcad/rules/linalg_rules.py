@@ -21,21 +21,28 @@ def _c(template):
 
 
 # ---- decompositions ---------------------------------------------------------------------------------
-# cholesky: L L^T = a; a_bar = sym(L^-T phi(L^T L_bar) L^-1), L_dot = L phi(L^-1 a_dot L^-T)
-defrule(np.linalg.cholesky, "a",
-        _c("L.sym(L.mm(L.T(np.linalg.inv(ans)), L.mm(L.phi(L.mm(L.T(ans), g)), np.linalg.inv(ans))))"),
-        _c("L.mm(ans, L.phi(L.mm(L.mm(np.linalg.inv(ans), a_dot), L.T(np.linalg.inv(ans)))))"))
+# NumPy's cholesky, eigh and eigvalsh read one triangle of `a` (the lower one, or UPLO's) and
+# mirror it: the rules differentiate a -> tri_sym(a, uplo), so the triangle they never read gets
+# a zero cotangent and the one they read gets g_ij + g_ji (what finite differences of NumPy see).
+# cholesky: L L^T = S; S_bar = sym(L^-T phi(L^T L_bar) L^-1), L_dot = L phi(L^-1 S_dot L^-T)
+# (upper=True returns U = L^T and reads the upper triangle)
+_LO = "L.chol_lower(ans, upper)"
+defrule(np.linalg.cholesky, "a, upper=False",
+        _c(f"L.tri_fold(L.sym(L.mm(L.T(np.linalg.inv({_LO})), L.mm(L.phi(L.mm(L.T({_LO}), L.chol_lower(g, upper))), "
+           f"np.linalg.inv({_LO})))), L.chol_uplo(upper))"),
+        _c(f"L.chol_lower(L.mm({_LO}, L.phi(L.mm(L.mm(np.linalg.inv({_LO}), L.tri_sym(a_dot, L.chol_uplo(upper))), "
+           f"L.T(np.linalg.inv({_LO}))))), upper)"), discrete="upper")
 
-# eigh: w_dot = diag(V^T a_dot V), V_dot = V (F * (V^T a_dot V)), F[i, j] = 1 / (w[j] - w[i])
-_VAV = "L.mm(L.mm(L.T(ans[1]), a_dot), ans[1])"
+# eigh: w_dot = diag(V^T S_dot V), V_dot = V (F * (V^T S_dot V)), F[i, j] = 1 / (w[j] - w[i])
+_VAV = "L.mm(L.mm(L.T(ans[1]), L.tri_sym(a_dot, UPLO)), ans[1])"
 defrule(np.linalg.eigh, "a, UPLO='L'",
-        _c("L.sym(L.mm(L.mm(ans[1], L.diag_plus(rt.item(g, 0), L.eigh_f(ans[0]) * "
-           "L.mm(L.T(ans[1]), rt.item(g, 1)))), L.T(ans[1])))"),
+        _c("L.tri_fold(L.sym(L.mm(L.mm(ans[1], L.diag_plus(rt.item(g, 0), L.eigh_f(ans[0]) * "
+           "L.mm(L.T(ans[1]), rt.item(g, 1)))), L.T(ans[1]))), UPLO)"),
         _c(f"[L.diag_part({_VAV}), L.mm(ans[1], L.eigh_f(ans[0]) * {_VAV})]"), discrete="UPLO")
-_V = "np.linalg.eigh(a)[1]"
+_V = "np.linalg.eigh(a, UPLO)[1]"
 defrule(np.linalg.eigvalsh, "a, UPLO='L'",
-        _c(f"L.sym(L.mm(L.mm({_V}, L.diag_embed(g)), L.T({_V})))"),
-        _c(f"L.diag_part(L.mm(L.mm(L.T({_V}), a_dot), {_V}))"), discrete="UPLO")
+        _c(f"L.tri_fold(L.sym(L.mm(L.mm({_V}, L.diag_embed(g)), L.T({_V}))), UPLO)"),
+        _c(f"L.diag_part(L.mm(L.mm(L.T({_V}), L.tri_sym(a_dot, UPLO)), {_V}))"), discrete="UPLO")
 
 defrule(np.linalg.slogdet, "a",
         _c("L.expand2(rt.item(g, 1)) * L.T(np.linalg.inv(a))"),
@@ -91,7 +98,8 @@ defrule([scipy.linalg.solve_triangular, rt.linalg.solve_triangular],
         (_c(f"-L.tri_solve(a, L.mm(L.trans_op(L.tri_part(a_dot, lower, unit_diagonal), trans), ans), {_TRI})"),
          _c(f"L.tri_solve(a, b_dot, {_TRI})")), discrete="trans lower unit_diagonal")
 defrule(scipy.linalg.inv, "a", "-rt.matmul_vjp_x(rt.matmul_vjp_y(g, ans, ans), ans, ans)", "-(ans @ a_dot @ ans)")
-defrule(scipy.linalg.det, "a", "g * ans * np.linalg.inv(a).T", "ans * np.trace(np.linalg.solve(a, a_dot))")
+defrule(scipy.linalg.det, "a", "rt.linalg.expand2(g * ans) * rt.linalg.T(np.linalg.inv(a))",
+        "ans * np.sum(rt.linalg.T(np.linalg.inv(a)) * a_dot, axis=(-2, -1))")
 
 # ---- the helpers' own rules (tangents; generated adjoints call them) ---------------------------------
 defrule(rt.linalg.T, "x", None, "rt.linalg.T(x_dot)")
@@ -104,6 +112,10 @@ defrule(rt.linalg.diag_plus, "d, m", None, ("rt.linalg.diag_plus(d_dot, 0.0)", "
 defrule(rt.linalg.diag_part, "m", None, "rt.linalg.diag_part(m_dot)")
 defrule(rt.linalg.expand2, "s", None, "rt.linalg.expand2(s_dot)")
 defrule(rt.linalg.eye_minus, "p", None, "-p_dot")
+defrule(rt.linalg.tri_sym, "m, uplo='L'", None, "rt.linalg.tri_sym(m_dot, uplo)", discrete="uplo")
+defrule(rt.linalg.tri_fold, "g, uplo='L'", None, "rt.linalg.tri_fold(g_dot, uplo)", discrete="uplo")
+defrule(rt.linalg.chol_lower, "m, upper=False", None, "rt.linalg.chol_lower(m_dot, upper)", discrete="upper")
+defnondiff([rt.linalg.chol_uplo])
 defrule(rt.linalg.eigh_f, "w", None, "rt.linalg.eigh_f_jvp(w, w_dot)")
 defrule(rt.linalg.tri_part, "m, lower=False, unit_diagonal=False", None, "rt.linalg.tri_part(m_dot, lower, unit_diagonal)",
         discrete="lower unit_diagonal")

@@ -87,9 +87,12 @@ defrule(scipy.special.logsumexp, "x, axis=None, b=None, keepdims=False",
         discrete="axis keepdims")
 
 # ---- linear algebra and shapes -----------------------------------------------------------
-defrule(["op:MatMult", np.matmul, np.dot, ".dot"], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
+defrule(["op:MatMult", np.matmul], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), primal="rt.matmul(x, y)")
-defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "np.transpose(x_dot, axes)",
+# np.dot is matmul only for 1-D y or operands of at most 2 axes (rt.products.dot tells them apart)
+defrule([np.dot, ".dot"], "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
+        ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), primal="rt.products.dot(x, y)")
+defrule([np.transpose, ".transpose"], "x, axes=None", "rt.transpose_vjp(g, axes)", "rt.shapes.lin(np.transpose, x_dot, axes)",
         discrete="axes")
 defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
@@ -130,21 +133,23 @@ defrule([np.var, ".var"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=
         "rt.var_vjp(g, x, axis, ddof, keepdims)", "rt.var_jvp(x_dot, x, axis, ddof, keepdims)",
         discrete="axis dtype out ddof keepdims")
 defrule([np.std, ".std"], "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
-        "rt.var_vjp(g / (2.0 * ans), x, axis, ddof, keepdims)",
-        "rt.var_jvp(x_dot, x, axis, ddof, keepdims) / (2.0 * ans)", discrete="axis dtype out ddof keepdims")
+        "rt.var_vjp(rt.reductions.half_over(g, ans), x, axis, ddof, keepdims)",     # 0 at zero variance
+        "rt.reductions.half_over(rt.var_jvp(x_dot, x, axis, ddof, keepdims), ans)", discrete="axis dtype out ddof keepdims")
 defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g, x, axis)",
-        "np.cumsum(x_dot, axis=axis)", discrete="axis dtype out")
-defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "np.diff(x_dot, n=n, axis=axis)",
+        "rt.shapes.lin(np.cumsum, x_dot, axis)", discrete="axis dtype out")
+defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "rt.shapes.lin(np.diff, x_dot, n, axis)",
         discrete="n axis")
-defrule([np.trace, ".trace"], "x", "g * np.eye(np.shape(x)[0], np.shape(x)[1])", "np.trace(x_dot)")
+defrule([np.trace, ".trace"], "x", "g * np.eye(np.shape(x)[0], np.shape(x)[1])", "rt.shapes.lin(np.trace, x_dot)")
 defrule([np.outer], "x, y", ("rt.outer_vjp(g, x, y)", "rt.outer_vjp(rt.transpose_vjp(g), y, x)"),
         ("np.outer(x_dot, y)", "np.outer(x, y_dot)"))
 defrule([np.vstack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.hstack], "tup", "rt.joined_vjp(g, tup, 'h')", "np.hstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.linalg.inv], "x", "-rt.matmul_vjp_x(rt.matmul_vjp_y(g, ans, ans), ans, ans)", "-(ans @ x_dot @ ans)")
-defrule([np.linalg.det], "x", "g * ans * np.linalg.inv(x).T", "ans * np.trace(np.linalg.solve(x, x_dot))")
-defrule([np.linalg.solve], "a, b", ("rt.solve_vjp_a(g, a, ans)", "rt.solve_vjp_b(g, a)"),
-        ("-np.linalg.solve(a, a_dot @ ans)", "np.linalg.solve(a, b_dot)"))
+defrule([np.linalg.det], "x", "rt.linalg.expand2(g * ans) * rt.linalg.T(np.linalg.inv(x))",
+        "ans * np.sum(rt.linalg.T(np.linalg.inv(x)) * x_dot, axis=(-2, -1))")     # stacks: one det per matrix
+defrule([np.linalg.solve], "a, b", ("rt.unbroadcast(rt.solve_vjp_a(g, a, ans), a)",
+                                    "rt.unbroadcast(rt.solve_vjp_b(g, a), b)"),
+        ("-rt.products.solve_as(a, rt.products.solve_apply(a_dot, ans))", "np.linalg.solve(a, b_dot)"))
 defrule(["op:Mod", np.mod, np.remainder], "x, y", ("g", "-g * np.floor_divide(x, y)"),
         ("x_dot", "-y_dot * np.floor_divide(x, y)"), broadcast=True)
 
@@ -194,34 +199,34 @@ defrule(np.sinc, "x", "g * (np.cos(np.pi * x) - ans) / np.where(x == 0, np.inf, 
 defrule([np.sort], "x, axis=-1, kind=None, order=None", "rt.shapes.sort_vjp(g, x, axis)",
         "rt.shapes.sort_jvp(x_dot, x, axis)", discrete="axis kind order")
 defrule(".take", "a, indices, axis=None", "rt.shapes.take_vjp(g, a, indices, axis)",
-        "np.take(a_dot, indices, axis=axis)", discrete="indices axis")
+        "rt.shapes.lin(np.take, a_dot, indices, axis)", discrete="indices axis")
 defrule(np.take_along_axis, "arr, indices, axis", "rt.shapes.take_along_axis_vjp(g, arr, indices, axis)",
-        "np.take_along_axis(arr_dot, indices, axis)", discrete="indices axis")
-defrule(np.tile, "a, reps", "rt.shapes.tile_vjp(g, a, reps)", "np.tile(a_dot, reps)", discrete="reps")
+        "rt.shapes.lin(np.take_along_axis, arr_dot, indices, axis)", discrete="indices axis")
+defrule(np.tile, "a, reps", "rt.shapes.tile_vjp(g, a, reps)", "rt.shapes.lin(np.tile, a_dot, reps)", discrete="reps")
 defrule([np.repeat, ".repeat"], "a, repeats, axis=None", "rt.shapes.repeat_vjp(g, a, repeats, axis)",
-        "np.repeat(a_dot, repeats, axis=axis)", discrete="repeats axis")
+        "rt.shapes.lin(np.repeat, a_dot, repeats, axis)", discrete="repeats axis")
 defrule(np.pad, "array, pad_width, mode='constant', constant_values=0",
         ("rt.shapes.pad_vjp(g, array, pad_width, mode)", "0", "0",
          "rt.unbroadcast(np.sum(g) - np.sum(rt.shapes.pad_vjp(g, array, pad_width, mode)), constant_values)"),
         ("rt.shapes.pad_jvp(array_dot, pad_width, mode)", "0", "0",
          "np.pad(np.zeros(np.shape(array)), pad_width, constant_values=constant_values_dot)"))
-defrule(np.flip, "m, axis=None", "np.flip(g, axis)", "np.flip(m_dot, axis)", discrete="axis")
-defrule(np.fliplr, "m", "np.fliplr(g)", "np.fliplr(m_dot)")
-defrule(np.flipud, "m", "np.flipud(g)", "np.flipud(m_dot)")
-defrule(np.roll, "a, shift, axis=None", "np.roll(g, np.negative(shift), axis)", "np.roll(a_dot, shift, axis)",
+defrule(np.flip, "m, axis=None", "rt.shapes.lin(np.flip, g, axis)", "rt.shapes.lin(np.flip, m_dot, axis)", discrete="axis")
+defrule(np.fliplr, "m", "rt.shapes.lin(np.fliplr, g)", "rt.shapes.lin(np.fliplr, m_dot)")
+defrule(np.flipud, "m", "rt.shapes.lin(np.flipud, g)", "rt.shapes.lin(np.flipud, m_dot)")
+defrule(np.roll, "a, shift, axis=None", "rt.shapes.lin(np.roll, g, np.negative(shift), axis)", "rt.shapes.lin(np.roll, a_dot, shift, axis)",
         discrete="shift axis")
-defrule(np.rot90, "m, k=1, axes=(0, 1)", "np.rot90(g, np.negative(k), axes)", "np.rot90(m_dot, k, axes)",
+defrule(np.rot90, "m, k=1, axes=(0, 1)", "rt.shapes.lin(np.rot90, g, np.negative(k), axes)", "rt.shapes.lin(np.rot90, m_dot, k, axes)",
         discrete="k axes")
-defrule(np.diag, "v, k=0", "rt.shapes.diag_vjp(g, v, k)", "np.diag(v_dot, k)", discrete="k")
+defrule(np.diag, "v, k=0", "rt.shapes.diag_vjp(g, v, k)", "rt.shapes.lin(np.diag, v_dot, k)", discrete="k")
 defrule([np.diagonal, ".diagonal"], "a, offset=0, axis1=0, axis2=1",
-        "rt.shapes.diagonal_vjp(g, a, offset, axis1, axis2)", "np.diagonal(a_dot, offset, axis1, axis2)",
+        "rt.shapes.diagonal_vjp(g, a, offset, axis1, axis2)", "rt.shapes.lin(np.diagonal, a_dot, offset, axis1, axis2)",
         discrete="offset axis1 axis2")
-defrule(np.triu, "m, k=0", "np.triu(g, k)", "np.triu(m_dot, k)", discrete="k")
-defrule(np.tril, "m, k=0", "np.tril(g, k)", "np.tril(m_dot, k)", discrete="k")
-defrule(np.broadcast_to, "array, shape", "rt.unbroadcast(g, array)", "np.broadcast_to(array_dot, shape)",
+defrule(np.triu, "m, k=0", "rt.shapes.lin(np.triu, g, k)", "rt.shapes.lin(np.triu, m_dot, k)", discrete="k")
+defrule(np.tril, "m, k=0", "rt.shapes.lin(np.tril, g, k)", "rt.shapes.lin(np.tril, m_dot, k)", discrete="k")
+defrule(np.broadcast_to, "array, shape", "rt.unbroadcast(g, array)", "rt.shapes.lin(np.broadcast_to, array_dot, shape)",
         discrete="shape")
-defrule(np.moveaxis, "a, source, destination", "np.moveaxis(g, destination, source)",
-        "np.moveaxis(a_dot, source, destination)", discrete="source destination")
+defrule(np.moveaxis, "a, source, destination", "rt.shapes.lin(np.moveaxis, g, destination, source)",
+        "rt.shapes.lin(np.moveaxis, a_dot, source, destination)", discrete="source destination")
 defrule([np.split, np.array_split], "ary, indices_or_sections, axis=0", "rt.shapes.split_vjp(g, ans, axis)",
         "np.split(ary_dot, np.cumsum([np.shape(p)[axis] for p in ans])[:-1], axis=axis)",
         discrete="indices_or_sections axis")
@@ -229,18 +234,18 @@ defrule(np.select, "condlist, choicelist, default=0",
         ("0", "rt.shapes.select_vjp(g, condlist, choicelist)", "rt.shapes.select_default_vjp(g, condlist, default)"),
         ("0", "rt.broadcast_like(np.select(condlist, rt.tangent_list(choicelist_dot, choicelist), 0.0), ans)",
          "rt.broadcast_like(np.select(condlist, [np.zeros(np.shape(ans))] * len(condlist), default_dot), ans)"))
-defrule([np.cumprod, ".cumprod"], "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g * ans, x, axis) / x",
-        "ans * np.cumsum(x_dot / x, axis=axis)", discrete="axis dtype out")
+defrule([np.cumprod, ".cumprod"], "x, axis=None, dtype=None, out=None", "rt.reductions.cumprod_vjp(g, x, axis)",
+        "rt.reductions.cumprod_jvp(x_dot, x, axis)", discrete="axis dtype out")     # no division: x may hold 0
 
-defrule(np.rollaxis, "a, axis, start=0", "rt.shapes.rollaxis_vjp(g, a, axis, start)", "np.rollaxis(a_dot, axis, start)",
+defrule(np.rollaxis, "a, axis, start=0", "rt.shapes.rollaxis_vjp(g, a, axis, start)", "rt.shapes.lin(np.rollaxis, a_dot, axis, start)",
         discrete="axis start")
 defrule([np.partition], "x, kth, axis=-1", "rt.shapes.partition_vjp(g, x, kth, axis)",
         "rt.shapes.partition_jvp(x_dot, x, kth, axis)", discrete="kth axis")
-defrule(np.vsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 0)", "np.vsplit(ary_dot, indices_or_sections)",
+defrule(np.vsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 0)", "rt.shapes.lin(np.vsplit, ary_dot, indices_or_sections)",
         discrete="indices_or_sections")
 defrule(np.hsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, min(1, np.ndim(ary) - 1))",
-        "np.hsplit(ary_dot, indices_or_sections)", discrete="indices_or_sections")
-defrule(np.dsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 2)", "np.dsplit(ary_dot, indices_or_sections)",
+        "rt.shapes.lin(np.hsplit, ary_dot, indices_or_sections)", discrete="indices_or_sections")
+defrule(np.dsplit, "ary, indices_or_sections", "rt.shapes.split_vjp(g, ans, 2)", "rt.shapes.lin(np.dsplit, ary_dot, indices_or_sections)",
         discrete="indices_or_sections")
 defrule(np.dstack, "tup", "rt.shapes.stacked_vjp(g, tup, 'd')", "np.dstack(rt.tangent_list(tup_dot, tup))")
 defrule(np.column_stack, "tup", "rt.shapes.stacked_vjp(g, tup, 'c')", "np.column_stack(rt.tangent_list(tup_dot, tup))")
@@ -257,7 +262,7 @@ defrule(np.inner, "a, b",
         ("np.inner(a_dot, b)", "np.inner(a, b_dot)"))
 defrule(np.kron, "a, b", ("rt.shapes.kron_vjp_a(g, a, b)", "rt.shapes.kron_vjp_b(g, a, b)"),
         ("np.kron(a_dot, b)", "np.kron(a, b_dot)"))
-defrule(np.cross, "a, b", ("rt.unbroadcast(np.cross(b, g), a)", "rt.unbroadcast(np.cross(g, a), b)"),
+defrule(np.cross, "a, b", ("rt.shapes.cross_vjp_a(g, a, b)", "rt.shapes.cross_vjp_b(g, a, b)"),     # 2- and 3-vectors
         ("rt.broadcast_like(np.cross(a_dot, b), ans)", "rt.broadcast_like(np.cross(a, b_dot), ans)"))
 
 # their adjoint helpers: linear in the cotangent (and in the other operand of a product)

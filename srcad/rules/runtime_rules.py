@@ -59,10 +59,18 @@ defrule(rt.var_vjp, "g, x, axis=None, ddof=0, keepdims=False", None,
 defrule(rt.prod_jvp, "d, x, axis=None, keepdims=False", None,
         ("rt.prod_jvp(d_dot, x, axis, keepdims)",
          "np.sum(d * rt.prod_others_jvp(x_dot, x, axis), axis=axis, keepdims=keepdims)"), discrete="axis keepdims")
+defrule(rt.reductions.half_over, "g, s", None,
+        ("rt.reductions.half_over(g_dot, s)", "-rt.reductions.half_over(2.0 * rt.reductions.half_over(g, s) * s_dot, s)"))
 defrule(rt.var_jvp, "d, x, axis=None, ddof=0, keepdims=False", None,
         ("rt.var_jvp(d_dot, x, axis, ddof, keepdims)", "rt.var_jvp(d, x_dot, axis, ddof, keepdims)"),
         discrete="axis ddof keepdims")
 defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"), discrete="axis")
+defrule(rt.reductions.cumprod_vjp, "g, x, axis=None", None,
+        ("rt.reductions.cumprod_vjp(g_dot, x, axis)", "rt.reductions.cumprod_vjp_dot(g, x, x_dot, axis)"),
+        discrete="axis")
+defrule(rt.reductions.cumprod_jvp, "d, x, axis=None", None,
+        ("rt.reductions.cumprod_jvp(d_dot, x, axis)", "rt.reductions.cumprod_jvp_dot(d, x, x_dot, axis)"),
+        discrete="axis")
 defrule(rt.diff_vjp, "g, x, n=1, axis=-1", None, ("rt.diff_vjp(g_dot, x, n, axis)", "0"), discrete="n axis")
 
 # ---- adjoints of products and linear algebra -------------------------------------------------
@@ -81,11 +89,28 @@ defrule(rt.outer_vjp, "g, x, y", None, ("rt.outer_vjp(g_dot, x, y)", "0", "rt.ou
 defrule(rt.solve_vjp_b, "c, a",
         ("rt.solve_vjp_b(g, np.swapaxes(a, -1, -2))",
          "rt.solve_vjp_a(c, a, rt.solve_vjp_b(g, np.swapaxes(a, -1, -2)))"),
-        ("rt.solve_vjp_b(c_dot, a)", "-rt.solve_vjp_b(rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(c, a)), a)"))
+        ("rt.solve_vjp_b(c_dot, a)", "-rt.solve_vjp_b(rt.products.solve_apply(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(c, a)), a)"))
+defrule(rt.shapes.cross_vjp_a, "g, a, b", None,
+        ("rt.shapes.cross_vjp_a(g_dot, a, b)", "0", "rt.shapes.cross_vjp_a(g, a, b_dot)"), jvp_join=True)
+defrule(rt.shapes.cross_vjp_b, "g, a, b", None,
+        ("rt.shapes.cross_vjp_b(g_dot, a, b)", "rt.shapes.cross_vjp_b(g, a_dot, b)", "0"), jvp_join=True)
+defrule(rt.shapes.lin, "op, d, *args", None, (None, "rt.shapes.lin(op, d_dot, *args)"),
+        discrete="op args")    # linear in d; the rest are axes, counts, shapes, or a constant operand
+defrule(rt.custom_cotangents, "cots, func, n", "g", "cots_dot", discrete="func n")   # a check: identity
+defrule(rt.products.dot, "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
+        ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), jvp_join=True)
+defrule(rt.products.dot_vjp_x, "g, x, y", None,
+        ("rt.products.dot_vjp_x(g_dot, x, y)", "0", "rt.products.dot_vjp_x(g, x, y_dot)"), jvp_join=True)
+defrule(rt.products.dot_vjp_y, "g, x, y", None,
+        ("rt.products.dot_vjp_y(g_dot, x, y)", "rt.products.dot_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
+defrule(rt.products.solve_as, "a, r", None,
+        ("-rt.products.solve_as(a, rt.products.solve_apply(a_dot, rt.products.solve_as(a, r)))",
+         "rt.products.solve_as(a, r_dot)"), jvp_join=True)
+defrule(rt.products.solve_apply, "m, v", None, ("rt.products.solve_apply(m_dot, v)", "rt.products.solve_apply(m, v_dot)"), jvp_join=True)
 # solve_vjp_a(g, a, out) = -outer(A^-T g, out): linear in g and in out; through A^-T as solve_vjp_b
 defrule(rt.solve_vjp_a, "g, a, out", None,
         ("rt.solve_vjp_a(g_dot, a, out)",
-         "rt.solve_vjp_a(-rt.matmul(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a, out)",
+         "rt.solve_vjp_a(-rt.products.solve_apply(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a, out)",
          "rt.solve_vjp_a(g, a, out_dot)"))
 defrule(rt.log_or_zero, "x", "g / np.where(x == 0, 1.0, x)", "x_dot / np.where(x == 0, 1.0, x)")
 
@@ -161,7 +186,7 @@ defrule(rt.sorted_vjp, "g, x, key=None, reverse=False", None, ("rt.sorted_vjp(g_
         discrete="key reverse")
 defrule(rt.sorted_jvp, "x_dot, x, key=None, reverse=False", None, ("rt.sorted_jvp(x_dot_dot, x, key, reverse)", "0"),
         discrete="key reverse")
-defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, axis2)", "np.swapaxes(x_dot, axis1, axis2)",
+defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "rt.shapes.lin(np.swapaxes, g, axis1, axis2)", "rt.shapes.lin(np.swapaxes, x_dot, axis1, axis2)",
         discrete="axis1 axis2")
 
 defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shared_update, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar,

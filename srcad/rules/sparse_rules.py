@@ -41,10 +41,15 @@ defrule(".multiply", "x, y",
 
 # ---- stored values and construction -------------------------------------------------------------
 defrule(".data", "x", "rt.sparse_ops.data_vjp(g, x)", "rt.sparse_ops.data_jvp(x_dot, x)")
-defrule([sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.coo_array, sp.coo_matrix],
-        "arg1, shape=None, dtype=None, copy=False, *, maxprint=None",
-        "rt.sparse_ops.construct_vjp(g, arg1, ans)", "rt.sparse_ops.construct_jvp(arg1_dot, arg1, ans)",
-        discrete="shape dtype")
+# built through rt.sparse_ops.construct: on copies of the arrays, which scipy's in-place sorting or
+# merging of the matrix later (`A.sum()`) would rewrite under the derivative code
+for _cls in [sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix, sp.coo_array, sp.coo_matrix]:
+    defrule(_cls, "arg1, shape=None, dtype=None, copy=False, *, maxprint=None",
+            "rt.sparse_ops.construct_vjp(g, arg1, ans)", "rt.sparse_ops.construct_jvp(arg1_dot, arg1, ans)",
+            discrete="shape dtype", primal=f"rt.sparse_ops.construct({_cls.__name__!r}, arg1, shape, dtype)")
+defrule(sparse_ops.construct, "kind, arg1, shape=None, dtype=None",
+        (None, "rt.sparse_ops.construct_vjp(g, arg1, ans)"), (None, "rt.sparse_ops.construct_jvp(arg1_dot, arg1, ans)"),
+        discrete="kind shape dtype")
 
 # ---- sparse results (srcad/runtime/sparse_struct.py): structural patterns, scipy's values ----------------
 # `A @ B` with two sparse operands and `A.multiply(B)` with a sparse B go through the rules above
@@ -54,8 +59,10 @@ defrule([".toarray"], "x, order=None, out=None", _ss + "dense_vjp(g, x)", _ss + 
         discrete="order out")
 defrule([".todense"], "x, order=None, out=None", _ss + "dense_vjp(g, x)", _ss + "dense_jvp(x_dot, x, 'todense')",
         discrete="order out")
-defrule(".power", "x, n, dtype=None", (_ss + "power_vjp(g, x, n, ans)", _ss + "power_vjp_n(g, x, n, ans)"),
-        (_ss + "power_jvp(x_dot, x, n, ans)", _ss + "power_jvp_n(n_dot, x, n, ans)"), primal=_ss + "power(x, n, dtype)",
+# runs as rt.sparse_ops.power: scipy's values, and scipy's in-place merge of x's duplicates after
+defrule([".power", sparse_ops.power], "x, n, dtype=None",
+        (_ss + "power_vjp(g, x, n, ans)", _ss + "power_vjp_n(g, x, n, ans)"),
+        (_ss + "power_jvp(x_dot, x, n, ans)", _ss + "power_jvp_n(n_dot, x, n, ans)"), primal="rt.sparse_ops.power(x, n, dtype)",
         jvp_join=True, discrete="dtype")
 defrule(".diagonal", "x, k=0", _ss + "diagonal_vjp(g, x, k)", _ss + "diagonal_jvp(x_dot, x, k)", discrete="k")
 for _how, _fn in (("h", sp.hstack), ("v", sp.vstack)):
@@ -91,7 +98,7 @@ for _op in ("sum", "max", "min"):
 
 # ---- row gathers ----------------------------------------------------------------------------------
 defrule(np.take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)",
-        "np.take(x_dot, indices, axis=axis)", primal="rt.take(x, indices, axis)", discrete="indices axis")
+        "rt.shapes.lin(np.take, x_dot, indices, axis)", primal="rt.take(x, indices, axis)", discrete="indices axis")
 
 # ---- rules of the sparse runtime helpers -----------------------------------------------------------
 # Generated adjoint code calls these helpers; their rules let forward mode run over that code (a

@@ -102,11 +102,22 @@ def check_finite(v, name, where):
 
 
 def user_vjp_rule(func):
-    """The rule registered with srcad.register_vjp (or custom_vjp) for func."""
-    return lookup(func).user_vjp
+    """The rule registered with srcad.register_vjp (or custom_vjp) for func, its results checked."""
+    from ..custom import checked_vjp
+    return checked_vjp(func, lookup(func).user_vjp)
 
 
 
 def user_jvp_rule(func):
-    """The rule registered with srcad.register_jvp (or custom_jvp) for func."""
-    return lookup(func).user_jvp
+    """The rule registered with srcad.register_jvp (or custom_jvp) for func, its results checked."""
+    from ..custom import checked_jvp
+    return checked_jvp(func, lookup(func).user_jvp)
+
+
+
+def custom_cotangents(cots, func, n):
+    """What a custom_vjp function's bwd returned, checked: a tuple of n cotangents (RuleError else)."""
+    if _is_zero(cots):
+        return cots
+    from ..custom import check_cotangents
+    return check_cotangents(cots, func, (None,) * n)

@@ -84,6 +84,38 @@ def expand2(s):
     return s if _is_zero(s) else np.asarray(s)[..., None, None]
 
 
+def _lower(uplo):
+    if uplo in ("L", "l"):
+        return True
+    if uplo in ("U", "u"):
+        return False
+    raise ValueError(f"UPLO must be 'L' or 'U', not {uplo!r}")
+
+
+def tri_sym(m, uplo="L"):
+    """The symmetric matrix NumPy's eigh/eigvalsh/cholesky read from m: its `uplo` triangle
+    (with the diagonal) mirrored onto the other one. Linear; zero stays zero."""
+    if _is_zero(m):
+        return m
+    m = np.asarray(m)
+    if _lower(uplo):
+        return np.tril(m) + np.swapaxes(np.tril(m, -1), -1, -2)
+    return np.triu(m) + np.swapaxes(np.triu(m, 1), -1, -2)
+
+
+def tri_fold(g, uplo="L"):
+    """The adjoint of tri_sym: the cotangent of m from that of the symmetric matrix read from it.
+    The `uplo` triangle receives g_ij + g_ji off the diagonal, g_ii on it; the other triangle,
+    which the function never reads, receives zero."""
+    if _is_zero(g):
+        return g
+    g = np.asarray(g)
+    gt = np.swapaxes(g, -1, -2)
+    if _lower(uplo):
+        return np.tril(g) + np.tril(gt, -1)
+    return np.triu(g) + np.triu(gt, 1)
+
+
 def eye_minus(p):
     """I - p for square p."""
     return np.eye(np.shape(p)[-1]) - p
@@ -399,6 +431,14 @@ def _share(hit, axes):
     return hit / np.sum(hit, axis=axes, keepdims=True)
 
 
+def _over_norm(x, a):
+    """x / a, and 0 where the norm a is 0: at x = 0 a norm is not differentiable, and srcad takes
+    the subgradient 0 (as PyTorch does; the quotient would be NaN)."""
+    if not np.any(a == 0):
+        return x / a
+    return np.where(a == 0, 0.0, x / np.where(a == 0, 1.0, a))
+
+
 def _norm_weights(x, ans, ord, axis, keepdims):
     """d norm / d x, in x's shape (ties of max/min norms share evenly)."""
     kind, axes = _norm_kind(x, ord, axis)
@@ -407,17 +447,17 @@ def _norm_weights(x, ans, ord, axis, keepdims):
     a = _expand(np.asarray(ans, dtype=x.dtype), x, axes, keepdims)
     if kind == "vector":
         if ord is None or ord == 2:
-            return x / a
+            return _over_norm(x, a)
         if ord == np.inf or ord == -np.inf:       # the extreme found again, in x's own dtype
             pick = np.max if ord == np.inf else np.min
             return np.sign(x) * _share(np.abs(x) == pick(np.abs(x), axis=axes, keepdims=True), axes)
         if ord == 0:
             return np.zeros(np.shape(x))
         p = float(ord)
-        return np.sign(x) * np.abs(x) ** (p - 1.0) * a ** (1.0 - p)
+        return np.sign(x) * _over_norm(np.abs(x) ** (p - 1.0), a ** (p - 1.0))
     r, c = axes
     if ord is None or ord == "fro":
-        return x / a
+        return _over_norm(x, a)
     if ord in (1, -1, np.inf, -np.inf):
         over = r if ord in (1, -1) else c          # ord 1: column sums (over rows); inf: row sums
         other = c if over == r else r
@@ -605,6 +645,8 @@ def norm_vjp_dot(g, x, x_dot, ans, ans_dot, ord=None, axis=None, keepdims=False)
         raise _missing(f"second order of np.linalg.norm with ord={ord!r}")
     x = np.asarray(x, dtype=float)
     a = _expand(np.asarray(ans, dtype=float), x, axes, keepdims)
+    zero = a == 0            # the norm at x = 0: first derivative 0 (a subgradient), so second 0 too
+    a = np.where(zero, 1.0, a)
     ge = _expand(g, x, axes, keepdims)
     out = 0.0
     if not _is_zero(x_dot):
@@ -612,4 +654,16 @@ def norm_vjp_dot(g, x, x_dot, ans, ans_dot, ord=None, axis=None, keepdims=False)
     if not _is_zero(ans_dot):
         ad = _expand(ans_dot, x, axes, keepdims)
         out = out + ge * (1.0 - p) * a ** (-p) * ad * np.sign(x) * np.abs(x) ** (p - 1.0)
-    return out
+    return np.where(zero, 0.0, out) if np.any(zero) else out
+
+
+# ---- cholesky's two forms -------------------------------------------------------------------------------
+def chol_lower(m, upper=False):
+    """The lower factor from np.linalg.cholesky(a, upper=upper)'s result (its transpose when upper),
+    and back: the map is its own inverse and linear. Zero stays zero."""
+    return T(m) if upper else m
+
+
+def chol_uplo(upper=False):
+    """The triangle np.linalg.cholesky(a, upper=upper) reads."""
+    return "U" if upper else "L"

@@ -63,6 +63,47 @@ def matmul_vjp_y(g, x, y):
 
 
 
+def _dot_is_matmul(x, y):
+    """Does np.dot(x, y) compute x @ y? For a 1-D y (a sum over the last axes), and for operands of
+    at most two axes; with a scalar, or a >= 3-D operand and a >= 2-D y, it does not."""
+    return sp.issparse(x) or sp.issparse(y) or np.ndim(y) == 1 and np.ndim(x) >= 1 or \
+        1 <= np.ndim(x) <= 2 and 1 <= np.ndim(y) <= 2
+
+
+def dot(x, y):
+    """np.dot(x, y) (and x.dot(y)): a product with a scalar, x @ y where that is the same, else the
+    sum over the last axis of x and the second-to-last of y (np.tensordot(x, y, (-1, -2)))."""
+    if _dot_is_matmul(x, y):
+        return matmul(x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return np.multiply(x, y)
+    return np.tensordot(x, y, axes=([np.ndim(x) - 1], [np.ndim(y) - 2]))
+
+
+def dot_vjp_x(g, x, y):
+    """Cotangent of x in np.dot(x, y)."""
+    if _is_zero(g):
+        return g
+    if _dot_is_matmul(x, y):
+        return matmul_vjp_x(g, x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.asarray(g) * y, x)
+    nx, ny = np.ndim(x), np.ndim(y)       # g: x's leading axes, y's axes but its second-to-last
+    return np.tensordot(g, y, axes=(list(range(nx - 1, np.ndim(g))), [a for a in range(ny) if a != ny - 2]))
+
+
+def dot_vjp_y(g, x, y):
+    """Cotangent of y in np.dot(x, y)."""
+    if _is_zero(g):
+        return g
+    if _dot_is_matmul(x, y):
+        return matmul_vjp_y(g, x, y)
+    if np.ndim(x) == 0 or np.ndim(y) == 0:
+        return unbroadcast(np.asarray(g) * x, y)
+    lead = list(range(np.ndim(x) - 1))
+    return np.moveaxis(np.tensordot(x, g, axes=(lead, lead)), 0, -2)
+
+
 def outer(a, b):
     """np.multiply.outer(a, b); two large 1-D float arrays of one dtype through the parallel kernel."""
     if (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 1 and b.ndim == 1
@@ -78,19 +119,47 @@ def outer_vjp(g, x, y):
 
 
 
-def solve_vjp_b(g, a):
-    """Cotangent of b in x = np.linalg.solve(a, b)."""
-    return g if _is_zero(g) else np.linalg.solve(np.swapaxes(a, -1, -2), g)
+def _solve_vector(v, a):
+    """Does np.linalg.solve(a, b) read b (and give x) as vectors? NumPy 2 does exactly when b is 1-D,
+    and then x has a's batch shape plus one axis: one axis fewer than a."""
+    return np.ndim(v) == np.ndim(a) - 1
 
+
+def solve_apply(m, v):
+    """m applied to v as np.linalg.solve applies a to its solution: m @ v for matrices (stacks
+    too), and a matrix-vector product per batch entry when v holds vectors. Zero stays zero."""
+    if _is_zero(m) or _is_zero(v):
+        return 0.0
+    if _solve_vector(v, m):
+        return (m @ np.asarray(v)[..., None])[..., 0]
+    return m @ v
+
+
+def solve_as(a, r):
+    """np.linalg.solve(a, r) with r read as solve read the b that r stands for: a stack of vectors
+    (one per matrix of a) when r has one axis fewer than a, as NumPy 2 reads a 1-D b."""
+    if _is_zero(r):
+        return r
+    if _solve_vector(r, a) and np.ndim(r) > 1:
+        return np.linalg.solve(a, np.asarray(r)[..., None])[..., 0]
+    return np.linalg.solve(a, r)
+
+
+def solve_vjp_b(g, a):
+    """Cotangent of b in x = np.linalg.solve(a, b), in x's shape (the rule unbroadcasts it to b)."""
+    if _is_zero(g):
+        return g
+    return solve_as(np.swapaxes(a, -1, -2), g)
 
 
 def solve_vjp_a(g, a, ans):
-    """Cotangent of a in x = np.linalg.solve(a, b)."""
-    if _is_zero(g):
-        return g
-    b_bar = np.linalg.solve(np.swapaxes(a, -1, -2), g)
-    return -np.multiply.outer(b_bar, ans) if np.ndim(ans) == 1 else -(b_bar @ np.swapaxes(ans, -1, -2))
-
+    """Cotangent of a in x = np.linalg.solve(a, b) (in the broadcast shape; the rule unbroadcasts)."""
+    if _is_zero(g) or _is_zero(ans):
+        return 0.0
+    b_bar = solve_vjp_b(g, a)
+    if _solve_vector(ans, a):
+        return -(np.asarray(b_bar)[..., :, None] * np.asarray(ans)[..., None, :])
+    return -(b_bar @ np.swapaxes(ans, -1, -2))
 
 
 def _einsum_parts(subscripts, n):

@@ -176,3 +176,108 @@ def diff_vjp(g, x, n=1, axis=-1):
         pad[axis] = (1, 1)
         g = -np.diff(np.pad(g, pad), axis=axis)
     return g
+
+
+def half_over(g, s):
+    """g / (2 s), and 0 where s is 0: the derivative of sqrt at s = sqrt(v) (np.std), taking the
+    subgradient 0 where the square root is not differentiable (zero variance, one number), as
+    autograd and PyTorch do: there var's own derivative is 0 too, so the product is 0, not NaN."""
+    if _is_zero(g):
+        return g
+    s = np.asarray(s)
+    if not np.any(s == 0):
+        return g / (2.0 * s)
+    out = np.asarray(g) / (2.0 * np.where(s == 0, 1.0, s))
+    return np.where(s == 0, 0.0, out)
+
+
+# ---- cumprod: the product rule along the axis, no division (an entry may be 0) -------------------------
+def _along(x, axis):
+    """x as an array with the cumulated axis first (flattened for axis=None), and the way back."""
+    x = np.asarray(x)
+    if axis is None:
+        shape = x.shape
+        return x.reshape(-1), lambda v: np.reshape(v, shape)
+    return np.moveaxis(x, axis, 0), lambda v: np.moveaxis(v, 0, axis)
+
+
+def _out_along(v, x, axis):
+    """A derivative of the result (flat for axis=None, else x's shape) with the axis first."""
+    if axis is None:
+        return np.broadcast_to(np.ravel(v) if np.ndim(v) else v, (np.size(x),))
+    return np.moveaxis(np.broadcast_to(v, np.shape(x)), axis, 0)
+
+
+def _out_back(v, axis):
+    """The result's layout back from the axis-first one (flat for axis=None)."""
+    return v if axis is None else np.moveaxis(v, 0, axis)
+
+
+def _prefix(x):
+    """y[i] = x[0] ... x[i] and the exclusive products before each (1 for the first)."""
+    y = np.cumprod(x, axis=0)
+    before = np.concatenate([np.ones_like(y[:1]), y[:-1]], axis=0)
+    return y, before
+
+
+def cumprod_vjp(g, x, axis=None):
+    """Cotangent of x from that of np.cumprod(x, axis): y_i = y_(i-1) x_i read backwards,
+    ybar_i = g_i + ybar_(i+1) x_(i+1), xbar_i = ybar_i y_(i-1) (exact where x has zeros)."""
+    if _is_zero(g):
+        return g
+    xs, back = _along(np.asarray(x, dtype=np.result_type(x, float)), axis)
+    gs = _out_along(g, x, axis)
+    _, before = _prefix(xs)
+    ybar = np.array(gs, dtype=np.result_type(gs, xs), copy=True)
+    for i in range(len(xs) - 2, -1, -1):
+        ybar[i] += ybar[i + 1] * xs[i + 1]
+    return back(ybar * before)
+
+
+def cumprod_vjp_dot(g, x, x_dot, axis=None):
+    """Tangent of cumprod_vjp(g, x, axis) along x_dot, g fixed (second order of np.cumprod)."""
+    if _is_zero(g) or _is_zero(x_dot):
+        return 0.0
+    xs, back = _along(np.asarray(x, dtype=np.result_type(x, float)), axis)
+    es = _along(np.broadcast_to(x_dot, np.shape(x)), axis)[0]
+    gs = _out_along(g, x, axis)
+    y, before = _prefix(xs)
+    yd = _out_along(np.asarray(cumprod_jvp(x_dot, x, axis), dtype=float), x, axis)
+    before_d = np.concatenate([np.zeros_like(yd[:1]), yd[:-1]], axis=0)
+    ybar = np.array(gs, dtype=float, copy=True)
+    ybar_d = np.zeros_like(ybar)
+    for i in range(len(xs) - 2, -1, -1):
+        ybar_d[i] = ybar_d[i + 1] * xs[i + 1] + ybar[i + 1] * es[i + 1]
+        ybar[i] += ybar[i + 1] * xs[i + 1]
+    return back(ybar_d * before + ybar * before_d)
+
+
+def cumprod_jvp(x_dot, x, axis=None):
+    """Tangent of np.cumprod(x, axis): y_dot_i = y_dot_(i-1) x_i + y_(i-1) x_dot_i."""
+    if _is_zero(x_dot):
+        return x_dot
+    xs, back = _along(x, axis)
+    ds = _along(np.broadcast_to(x_dot, np.shape(x)), axis)[0]
+    _, before = _prefix(xs)
+    out = np.array(ds * before, dtype=np.result_type(ds, xs, float), copy=True)
+    for i in range(1, len(xs)):
+        out[i] += out[i - 1] * xs[i]
+    return _out_back(out, axis)
+
+
+def cumprod_jvp_dot(x_dot, x, e, axis=None):
+    """Tangent of cumprod_jvp(x_dot, x, axis) along a tangent e of x."""
+    if _is_zero(x_dot) or _is_zero(e):
+        return 0.0
+    xs, back = _along(x, axis)
+    ds = _along(np.broadcast_to(x_dot, np.shape(x)), axis)[0]
+    es = _along(np.broadcast_to(e, np.shape(x)), axis)[0]
+    _, before = _prefix(xs)
+    ye = _out_along(cumprod_jvp(e, x, axis), x, axis)               # the tangent of y along e
+    before_e = np.concatenate([np.zeros_like(ye[:1]), ye[:-1]], axis=0)
+    yd = np.array(ds * before, dtype=float, copy=True)
+    out = np.array(ds * before_e, dtype=float, copy=True)
+    for i in range(1, len(xs)):
+        out[i] += out[i - 1] * xs[i] + yd[i - 1] * es[i]
+        yd[i] += yd[i - 1] * xs[i]
+    return _out_back(out, axis)

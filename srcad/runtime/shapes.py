@@ -350,3 +350,48 @@ def stacked_vjp(g, tup, how):
         axis, parts = 1, [np.reshape(t, (-1, 1)) if np.ndim(t) < 2 else t for t in tup]
     pieces = np.split(g, np.cumsum([np.shape(p)[axis] for p in parts])[:-1], axis=axis)
     return [np.reshape(p, np.shape(t)) for p, t in zip(pieces, tup)]
+
+
+# ---- linear shape operations of a derivative that may be the zero 0.0 ----------------------------------
+def lin(op, d, *args):
+    """op(d, *args) for a NumPy shape operation op that is linear in d (np.swapaxes,
+    np.flip, np.tril, np.moveaxis, np.take, ...); the zero derivative 0.0 (a cotangent nothing
+    reached, say on a branch not taken) stays 0.0: op of it would fail for want of axes, and
+    is zero anyway. Rules whose templates pass a derivative straight into such an op go through
+    here, so no shape rule meets a bare 0.0. Only for ops whose other arguments are discrete (axes,
+    counts, indices, shapes): lin's own rule carries no derivative through them."""
+    if _is_zero(d):
+        return 0.0
+    return op(d, *args)
+
+
+# ---- np.cross: 3-vectors, and 2-vectors (whose cross product is the scalar z component) ----------------
+def _cross_dims(a, b):
+    na, nb = np.shape(a)[-1], np.shape(b)[-1]
+    if na == nb and na in (2, 3):
+        return na
+    raise _missing(f"np.cross of vectors of lengths {na} and {nb}")
+
+
+def _perp(v):
+    """For 2-vectors v, the vectors w with cross(u, v) = u . w: (v_1, -v_0)."""
+    v = np.asarray(v)
+    return np.stack([v[..., 1], -v[..., 0]], axis=-1)
+
+
+def cross_vjp_a(g, a, b):
+    """Cotangent of a in np.cross(a, b) (default axes)."""
+    if _is_zero(g) or _is_zero(b):
+        return 0.0
+    if _cross_dims(a, b) == 3:
+        return unbroadcast(np.cross(b, g), a)
+    return unbroadcast(np.asarray(g)[..., None] * _perp(b), a)
+
+
+def cross_vjp_b(g, a, b):
+    """Cotangent of b in np.cross(a, b) (default axes): cross(a, b) = -cross(b, a)."""
+    if _is_zero(g) or _is_zero(a):
+        return 0.0
+    if _cross_dims(a, b) == 3:
+        return unbroadcast(np.cross(g, a), b)
+    return unbroadcast(-np.asarray(g)[..., None] * _perp(a), b)

@@ -358,19 +358,36 @@ class _EntryByEntry:
     each other's values (cross terms). Other products are scipy's."""
 
     def multiply(self, other):
-        if sp.issparse(other) and _same_pattern(self, other):
-            return _like(self, self.data * other.data)
+        if sp.issparse(other) and _same_entries(self, other):
+            return _cot(self, self.data * other.data)
+        if _dense_operand(other):
+            return _cot(self, self.data * _dense_at(other, self))
         return super().multiply(other)
 
     def __mul__(self, other):
-        if sp.issparse(other) and _same_pattern(self, other):
+        if sp.issparse(other) and _same_entries(self, other) or _dense_operand(other):
             return self.multiply(other)
         return super().__mul__(other)
 
     def __rmul__(self, other):
-        if sp.issparse(other) and _same_pattern(self, other):
+        if sp.issparse(other) and _same_entries(self, other) or _dense_operand(other):
             return self.multiply(other)
         return super().__rmul__(other)
+
+    def __truediv__(self, other):
+        # `g / y` in the adjoint of `A / y`: entry by entry, each duplicate keeping its own value
+        if _dense_operand(other):
+            return _cot(self, self.data / _dense_at(other, self))
+        return super().__truediv__(other)
+
+    def __neg__(self):
+        return _cot(self, -self.data)
+
+
+def _dense_operand(v):
+    """A dense array or a number that a cotangent's entries are scaled by (NumPy broadcasting)."""
+    return isinstance(v, (np.ndarray, np.generic, float, int)) and not isinstance(v, bool) and \
+        np.ndim(v) <= 2 and getattr(np.asarray(v).dtype, "kind", "O") in "fiu"
 
 
 class _CooCot(_EntryByEntry, sp.coo_array):
@@ -459,10 +476,23 @@ def check_covers(g, x):
 
 
 def _values_at(g, A):
-    """One value of the cotangent g per stored entry of A, in A's order."""
-    if sp.issparse(g) and _same_pattern(g, A):
+    """One value of the cotangent g per stored entry of A, in A's order. A sparse g whose entries
+    are A's entries in A's order (scipy's `A * y` or `A / y` of a CSR/CSC A is a COO of A's
+    entries) gives its values as they are: each duplicate entry its own."""
+    if sp.issparse(g) and _same_entries(g, A):
         return g.data
     return _matrix_at(g, *_entry_coords(A))
+
+
+def _same_entries(a, b):
+    """Do the sparse a and b store the same entries in the same order (any formats)?"""
+    if _same_pattern(a, b):
+        return True
+    if a.shape != b.shape or a.data.shape != b.data.shape or _fmt(a) is None or _fmt(b) is None:
+        return False
+    ar, ac = _entry_coords(a)
+    br, bc = _entry_coords(b)
+    return bool(np.array_equal(ar, br) and np.array_equal(ac, bc))
 
 
 # ---- products ---------------------------------------------------------------------------------
@@ -732,6 +762,24 @@ def data_vjp(g, x):
     """Cotangent of a sparse x from that of x.data."""
     if _is_zero(g):
         return g
+    rec = _BUILT_RAW.get(id(x))
+    size = np.size(g)
+    if rec is not None and rec[0]() is x:
+        nnz0 = rec[1]
+        if x.data.size != nnz0:        # merged since it was built: the read's size says when it was
+            pre = size == nnz0
+        else:                          # sorted since (same entries, another order): not known
+            pre = x.format != "coo" and bool(x.has_sorted_indices)
+        if pre:
+            raise InputError(
+                "this line reads `.data` of a sparse matrix built inside the function with unsorted or "
+                "duplicate indices, which scipy sorted or merged in place later (in `.sum()`, `.power()`, ...): "
+                "srcad cannot tell which stored entries the read saw. Call `.sum_duplicates()` on the "
+                "matrix right after building it, so its entries stay put")
+    if size != x.data.size:
+        raise InputError(f"this line reads `.data` of a sparse matrix with {size} stored entries, and the matrix "
+                         f"now stores {x.data.size} (scipy merged or dropped entries in place since). Call "
+                         f"`.sum_duplicates()` on the matrix right after building it, so its entries stay put")
     return _cot(x, np.asarray(g))
 
 
@@ -753,12 +801,82 @@ def _is_coo_pair(arg1):
             and isinstance(arg1[1], (tuple, list)) and len(arg1[1]) == 2)
 
 
+def power(x, n, dtype=None):
+    """x.power(n) as scipy runs it, side effect included for a matrix built inside the function
+    (`construct`): scipy sums x's duplicate entries (and sorts them) in place first, and the code
+    may read x again after. The result comes from rt.sparse_struct.power; the derivative helpers
+    then see x as scipy left it. An argument's pattern is left as it was passed (its derivative is
+    one per entry passed)."""
+    from .sparse_struct import power as _power
+    out = _power(x, n, dtype)
+    rec = _BUILT_RAW.get(id(x))
+    if rec is not None and rec[0]() is x and not _canonical_now(x):
+        x.sum_duplicates()      # a matrix built in the function; an argument is left as it was passed
+    return out
+
+
+_BUILT_RAW = {}     # id(matrix) -> (weakref, stored entries then): built by `construct` unsorted or with duplicates
+
+
+def construct(kind, arg1, shape=None, dtype=None):
+    """scipy.sparse.<kind>(arg1, shape=shape, dtype=dtype) as the user's code builds it, but from copies
+    of (values, indices, indptr) / (values, (row, col)): scipy sorts and merges a matrix in place
+    (`A.sum()` sums its duplicate entries), and would then rewrite the caller's arrays, which the
+    derivative code reads for the pattern the matrix was built with (construct_vjp)."""
+    cls = getattr(sp, kind)
+    if _is_triple(arg1):
+        arg1 = (np.array(arg1[0], copy=True), np.array(arg1[1], copy=True), np.array(arg1[2], copy=True))
+    elif _is_coo_pair(arg1):
+        arg1 = (np.array(arg1[0], copy=True), (np.array(arg1[1][0], copy=True), np.array(arg1[1][1], copy=True)))
+    else:
+        return cls(arg1, shape=shape, dtype=dtype)
+    out = cls(arg1, shape=shape, dtype=dtype)
+    if _fmt(out) is not None and not _canonical_now(out):
+        key = id(out)
+        try:
+            _BUILT_RAW[key] = (weakref.ref(out, lambda _, key=key: _BUILT_RAW.pop(key, None)), out.data.size)
+        except TypeError:
+            pass
+    return out
+
+
+def _canonical_now(A):
+    """Are A's entries sorted with no duplicates (checked, not read from scipy's cached flag)?"""
+    d = _dedup(A)
+    return d is None or not d[2] and (A.format == "coo" or bool(A.has_sorted_indices))
+
+
+def _built_coords(arg1, ans):
+    """(rows, cols) of the entries csr/csc/coo(arg1) was built with, in arg1's order."""
+    if _is_coo_pair(arg1):
+        return np.asarray(arg1[1][0]).ravel(), np.asarray(arg1[1][1]).ravel()
+    indices, indptr = np.asarray(arg1[1]), np.asarray(arg1[2])
+    major = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))[:len(indices)]
+    return (major, indices) if ans.format == "csr" else (indices, major)
+
+
+def _pattern_kept(arg1, ans):
+    """Does ans still store the entries arg1 built it with, in that order?"""
+    if ans.data.shape != np.shape(arg1[0]) and ans.data.size != np.size(arg1[0]):
+        return False
+    if ans.format == "coo":
+        return _is_coo_pair(arg1) and np.array_equal(ans.row, np.ravel(arg1[1][0])) and \
+            np.array_equal(ans.col, np.ravel(arg1[1][1]))
+    return _is_triple(arg1) and np.array_equal(ans.indices, arg1[1]) and np.array_equal(ans.indptr, arg1[2])
+
+
 def construct_vjp(g, arg1, ans):
     """Cotangent of the argument of csr_array(arg1)/coo_array(arg1)/... (and the _matrix forms).
     For (values, indices, indptr) it is [values_bar, 0.0, 0.0], for (values, (row, col)) it is
     [values_bar, [0.0, 0.0]]: integer index arrays carry no derivative."""
     if _is_zero(g):
         return g
+    if (_is_triple(arg1) or _is_coo_pair(arg1) and ans.format == "coo") and not _pattern_kept(arg1, ans):
+        # scipy sorted or merged ans in place after building it: each value the matrix was built
+        # from gets the cotangent of the entry it went into (a merged entry is the sum of its parts)
+        vals = _matrix_at(g, *_built_coords(arg1, ans))
+        parts = [_as_values(vals, arg1[0]), 0.0, 0.0] if _is_triple(arg1) else [_as_values(vals, arg1[0]), [0.0, 0.0]]
+        return parts
     if _is_triple(arg1):
         vals = _values_at(g, ans)                     # a CSR/CSC keeps the values' order
         return [_as_values(vals, arg1[0]), 0.0, 0.0]
@@ -793,7 +911,9 @@ def construct_jvp(arg1_dot, arg1, ans):
             return 0.0
         v_dot = np.broadcast_to(np.asarray(v_dot), np.shape(arg1[0])).reshape(-1)
         if ans.format == "coo" or _is_triple(arg1):
-            return _like(ans, v_dot)
+            # index arrays of its own: scipy may sort or merge ans in place later (`A.sum()`), and the
+            # tangent keeps the entries ans was built with (read back at ans's entries: data_jvp)
+            return _like(ans, v_dot, fresh=True)
         rest = (arg1[1][0], arg1[1][1])
         return type(ans)((v_dot, rest), shape=ans.shape)
     if sp.issparse(arg1):
@@ -925,28 +1045,46 @@ def segment_jvp(data_dot, data, segment_ids, ans, op):
 
 
 # ---- in-place accumulation -------------------------------------------------------------------------
+def _same_shape(acc, g):
+    """accumulate adds a gradient of acc's shape, never a broadcast one (that would be the gradient of
+    another argument, added everywhere)."""
+    shape = None if isinstance(g, (tuple, list, dict)) else tuple(g.shape if hasattr(g, "shape") else np.shape(g))
+    if shape != tuple(acc.shape):
+        what = type(g).__name__ if shape is None else f"shape {shape}"
+        raise InputError(f"srcad.accumulate: the gradient has {what}, the accumulator shape {tuple(acc.shape)}. "
+                         f"Pass the gradient of the argument the accumulator stands for.")
+
+
+
 def accumulate(acc, g):
     """acc += g in place (dense, RowSparse, scipy sparse with acc's pattern, or a tuple/list of
     these); returns acc. Deterministic: the same bits for any thread count."""
     if _is_zero(g):
         return acc
     if isinstance(acc, (tuple, list)):
+        if not isinstance(g, (tuple, list)) or len(g) != len(acc):
+            got = f"a {type(g).__name__} of {len(g)}" if isinstance(g, (tuple, list)) else type(g).__name__
+            raise InputError(f"srcad.accumulate: the accumulator is a {type(acc).__name__} of {len(acc)} and the "
+                             f"gradient {got}; each gradient must go into an accumulator of its own. Pass "
+                             f"an accumulator with one entry per gradient (e.g. the first gradient tuple copied).")
         for a, b in zip(acc, g):
             accumulate(a, b)
         return acc
     if isinstance(acc, dict):       # a pytree of accumulators and the gradient of that pytree
-        if set(g) - set(acc):
-            raise ValueError(f"srcad.accumulate: the gradient has keys {sorted(set(g) - set(acc), key=str)} "
-                             f"that the accumulator has not")
+        if not isinstance(g, dict) or set(g) - set(acc):
+            extra = sorted(set(g) - set(acc), key=str) if isinstance(g, dict) else type(g).__name__
+            raise InputError(f"srcad.accumulate: the gradient has keys {extra} that the accumulator has not. "
+                             f"Pass an accumulator with the gradient's keys.")
         for key, b in g.items():
             accumulate(acc[key], b)
         return acc
     if sp.issparse(acc):
         if not sp.issparse(g) or not _same_pattern(acc, g):
-            raise ValueError("srcad.accumulate: a sparse accumulator takes a gradient with its class "
+            raise InputError("srcad.accumulate: a sparse accumulator takes a gradient with its class "
                              "and stored pattern (the gradient of the same sparse argument)")
         K.add_into(acc.data, g.data)
         return acc
+    _same_shape(acc, g)
     if isinstance(acc, RowSparse):
         if isinstance(g, RowSparse):
             add_i, add_v = g.indices, g.values
