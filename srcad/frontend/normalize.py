@@ -19,7 +19,7 @@ import builtins
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
-from ..syntax import N as name, Namer, assign, ast_copy
+from ..syntax import N as name, Namer, assign, ast_copy, to_source
 from .parse import Parsed
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
@@ -690,7 +690,7 @@ def _lift(node, parsed, where):
         text = "\n" * (first - 2) + header + "\n" + body
     else:   # a one-line def: its body as srcad reads it
         node.lineno = node.col_offset = 0
-        text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))) + "\n"
+        text = to_source(ast.Module(body=[node], type_ignores=[])) + "\n"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     ns = {}
     exec(compile(text, filename, "exec"), parsed.func.__globals__, ns)
