@@ -148,7 +148,7 @@ _expr = st.recursive(st.one_of(_ileaf, _fleaf), _any_node, max_leaves=10)
 
 
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_expr)
 def test_printer_round_trip(tree):
     """parse(print(tree)) computes what tree computes; so does the folded tree's text."""
@@ -198,3 +198,210 @@ def test_negative_literal_powers():
     g = check_modes(signs, (x,), second=True)
     np.testing.assert_allclose(g, [2 * 1 + 4 + 1, -2 * 2 + 4 - 1, 2 * 3 + 4 + 1])
     assert "(-1) ** j" in srcad.emit(signs)
+
+
+# ---- 2. returns from every branch ------------------------------------------------------------------
+def branches(x):
+    if x > 1:
+        return x * 2
+    elif x > 0:
+        return x * 3
+    else:
+        return x * 4
+
+
+def nested_branches(x, y):
+    if x > 0:
+        if y > 0:
+            return x * y
+        else:
+            return np.sin(x) * 2.0
+    elif x < -1:
+        return x * x * 3.0
+    else:
+        if y > 1:
+            return y * 3.0
+        elif y < -1:
+            return np.cos(x)
+        return x * 5.0
+
+
+def return_in_loop(x, y):
+    v = x * 1.0
+    for i in range(4):
+        v = np.sin(v) * y
+        if i == 2:
+            if x > 0:
+                return v * 2.0
+            else:
+                return v * 3.0
+    return v
+
+
+def return_in_while(x, y):
+    v = x
+    k = 0
+    while k < 5:
+        if k == 3:
+            return v * y
+        v = v * 1.5 + x
+        k += 1
+    return v
+
+
+def array_branches(x, y):
+    if y > 0:
+        return np.sum(x * 2.0)
+    elif y > -1:
+        s = np.sum(np.sin(x))
+        return s * y
+    else:
+        return np.prod(x)
+
+
+@pytest.mark.parametrize("f, args", [
+    (branches, (0.5,)), (branches, (1.5,)), (branches, (-0.5,)),
+    (nested_branches, (0.5, 0.5)), (nested_branches, (0.5, -0.5)), (nested_branches, (-1.5, 0.2)),
+    (nested_branches, (-0.5, 1.5)), (nested_branches, (-0.5, -1.5)), (nested_branches, (-0.5, 0.5)),
+    (return_in_loop, (0.5, 0.7)), (return_in_loop, (-0.5, 0.7)), (return_in_while, (0.5, 0.7)),
+    (array_branches, (np.array([0.5, 1.5, -1.0]), 0.5)), (array_branches, (np.array([0.5, 1.5, -1.0]), -0.5)),
+    (array_branches, (np.array([0.5, 1.5, -1.0]), -1.5)),
+])
+def test_returns_in_branches(f, args):
+    for wrt in range(len(args)):
+        check_modes(f, args, wrt=wrt, second=np.ndim(args[wrt]) == 0)
+    if f is branches:
+        assert srcad.grad(branches)(0.5) == 3.0
+        assert srcad.value_and_grad(branches)(0.5) == (1.5, 3.0)
+
+
+def _random_program(seed):
+    """A function of floats x, y whose control flow returns from several places: if/elif/else
+    chains (nested, every branch returning or not), loops with a `return`, `break` or `continue`
+    under a test; half of them end in a chain that returns from every branch. Tests read x, y
+    (kept away from their thresholds) and the loop counter only, so finite differences hold."""
+    import random
+    rnd = random.Random(seed)
+
+    def expr():
+        c = rnd.choice(["2.0", "0.5", "1.5"])
+        return rnd.choice([f"v * {c} + x", "np.sin(v) * y", f"np.tanh(v) * {c}", "x * y - v", f"np.cos(x) + v * {c}"])
+
+    def ret():
+        return "return " + rnd.choice(["v * 2.0", "v * x", "np.sin(v) + y", "v", "x", "y * 3.0", "1.0"])
+
+    def cond(in_loop):
+        return rnd.choice(["x > 0", "x > 1", "x < -1", "y > 0", "not x > 0"] + (["i == 1", "i > 0"] if in_loop else []))
+
+    def block(ind, depth, in_loop, must_return):
+        out = []
+        for k in range(rnd.randint(1, 3)):
+            r = rnd.random()
+            if r < 0.3 or depth >= 3:
+                out.append(ind + f"v = {expr()}")
+            elif r < 0.6:
+                out.append(ind + f"if {cond(in_loop)}:")
+                out += block(ind + "    ", depth + 1, in_loop, rnd.random() < 0.5)
+                m = rnd.randrange(3)
+                if m:
+                    out.append(ind + f"elif {cond(in_loop)}:")
+                    out += block(ind + "    ", depth + 1, in_loop, rnd.random() < 0.5)
+                if m or rnd.random() < 0.7:
+                    out.append(ind + "else:")
+                    out += block(ind + "    ", depth + 1, in_loop, rnd.random() < 0.5)
+            elif r < 0.8 and not in_loop:
+                out.append(ind + f"for i in range({rnd.randint(1, 3)}):")
+                out += block(ind + "    ", depth + 1, True, False)
+            elif r < 0.9 and in_loop:
+                out += [ind + f"if {cond(True)}:", ind + "    " + rnd.choice(["break", "continue", ret()])]
+            else:
+                return out + [ind + ret()]
+        return out + ([ind + ret()] if must_return else [])
+
+    def all_return(ind, depth):
+        out = [ind + f"if {cond(False)}:"]
+        out += all_return(ind + "    ", depth + 1) if depth < 2 and rnd.random() < 0.4 else block(ind + "    ", 2, False, True)
+        for _ in range(rnd.randrange(3)):
+            out += [ind + f"elif {cond(False)}:"] + block(ind + "    ", 2, False, True)
+        out.append(ind + "else:")
+        out += all_return(ind + "    ", depth + 1) if depth < 2 and rnd.random() < 0.4 else block(ind + "    ", 2, False, True)
+        return out
+
+    lines = ["def prog(x, y):", "    v = x * 1.0"] + block("    ", 0, False, False)
+    lines += all_return("    ", 0) if rnd.random() < 0.5 else ["    return v * x"]
+    return "import numpy as np\n\n\n" + "\n".join(lines) + "\n"
+
+
+def _load_source(src, name, tmp_path):
+    import importlib.util
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_return_shapes(seed, tmp_path):
+    src = _random_program(seed)
+    f = _load_source(src, f"returns_{seed}", tmp_path).prog
+    for x, y in ((-1.5, 0.8), (-0.5, -0.7), (0.5, 0.8), (1.5, -0.7)):
+        v, g = srcad.value_and_grad(f, wrt=(0, 1))(x, y)
+        assert v == f(x, y), src
+        for k in (0, 1):
+            np.testing.assert_allclose(g[k], numerical_grad(f, (x, y), k), rtol=1e-5, atol=1e-6, err_msg=src)
+        _, dy = srcad.jvp(f, (x, y), (1.0, -2.0))
+        np.testing.assert_allclose(dy, g[0] - 2 * g[1], rtol=1e-9, atol=1e-9, err_msg=src)
+
+
+# ---- 3. an argument returned as it is --------------------------------------------------------------
+def returns_x(x, y):
+    return x
+
+
+def returns_y(x, y):
+    return y
+
+
+def returns_constant(x, y):
+    return 3.0
+
+
+def returns_x_after_loop(x, y):
+    s = 0.0
+    for i in range(3):
+        s = s + y * i
+    return x
+
+
+def returns_sum_after_loop(x, y):
+    s = 0.0
+    for i in range(3):
+        s = s + y * i
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("f", [returns_x, returns_y, returns_constant, returns_x_after_loop])
+def test_returned_argument_scalars(f):
+    for wrt in (0, 1):
+        check_modes(f, (1.5, 2.0), wrt=wrt, second=True)
+    want = (1.0 if f in (returns_x, returns_x_after_loop) else 0.0, 1.0 if f is returns_y else 0.0)
+    assert srcad.grad(f, wrt=(0, 1))(1.5, 2.0) == want
+    _, pullback = srcad.vjp(f, 1.5, 2.0)
+    assert pullback(2.0) == (2 * want[0], 2 * want[1])
+
+
+@pytest.mark.parametrize("f", [returns_y, returns_constant, returns_sum_after_loop])
+def test_returned_argument_arrays(f):
+    x = np.array([1.0, -2.0, 0.5])
+    g = check_modes(f, (x, 2.0), wrt=0, second=True)
+    assert isinstance(g, np.ndarray) and g.shape == x.shape and g.dtype == np.float64
+    check_modes(f, (x, 2.0), wrt=1)
+
+
+def test_returned_array_argument_jacobian():
+    x = np.array([1.0, -2.0, 0.5])
+    for mode in ("forward", "reverse"):
+        np.testing.assert_array_equal(srcad.jacobian(returns_x, mode=mode)(x, 2.0), np.eye(3))
+        np.testing.assert_array_equal(srcad.jacobian(returns_y, mode=mode)(x, np.ones(2)), np.zeros((2, 3)))
