@@ -405,3 +405,45 @@ def test_returned_array_argument_jacobian():
     for mode in ("forward", "reverse"):
         np.testing.assert_array_equal(srcad.jacobian(returns_x, mode=mode)(x, 2.0), np.eye(3))
         np.testing.assert_array_equal(srcad.jacobian(returns_y, mode=mode)(x, np.ones(2)), np.zeros((2, 3)))
+
+
+# ---- 4. nested conditional expressions -------------------------------------------------------------
+def nested_conditional(x, a, b, c):
+    y = a if x > 0 else (b if x < -1 else c)
+    return y * x
+
+
+nested_conditional_lambda = lambda x, a: (a * x if x > 0 else (a * 2 * x if x < -1 else x * x * a)) * 2   # noqa: E731
+
+
+def nested_conditional_in_def(x, a):
+    def g(t):
+        return t * a if t > 0 else (t * 3 if t < -1 else (t * t if t < -0.2 else np.sin(t)))
+    return g(x) + g(x * 2)
+
+
+def nested_conditional_in_test(x, a):
+    y = a if (x if a > 0 else -x) > 0 else (x * 2 if x > 1 else a * a)
+    return y * x
+
+
+def nested_conditional_in_comprehension(x):
+    ys = [v * (2 if v > 0 else (3 if v < -1 else 4)) for v in x if (v if v > 0 else -v) > 0.1]
+    return np.sum(np.array(ys))
+
+
+@pytest.mark.parametrize("x", [0.5, -0.6, -1.5, -0.15])
+def test_nested_conditional_expressions(x):
+    for wrt in (0, 1, 2, 3):
+        check_modes(nested_conditional, (x, 1.0, 2.0, 3.0), wrt=wrt)
+    want_a = {0.5: x, -0.6: 0.0, -1.5: 0.0, -0.15: 0.0}[x]
+    assert srcad.grad(nested_conditional, wrt=1)(x, 1.0, 2.0, 3.0) == want_a
+    for f in (nested_conditional_lambda, nested_conditional_in_def, nested_conditional_in_test):
+        check_modes(f, (x, 2.0), wrt=0, second=True)
+        check_modes(f, (x, -2.0), wrt=1)
+
+
+def test_nested_conditional_in_comprehension():
+    x = np.array([0.5, -0.5, -1.5, 0.05])
+    g = check_modes(nested_conditional_in_comprehension, (x,), second=True)
+    np.testing.assert_array_equal(g, [2.0, 4.0, 3.0, 0.0])

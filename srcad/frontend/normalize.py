@@ -711,8 +711,10 @@ def _keep_line(node, src):
         if isinstance(n, (ast.stmt, ast.expr)) and not hasattr(n, "lineno"):
             n.lineno, n.col_offset = src.lineno, src.col_offset
             n.end_lineno, n.end_col_offset = src.lineno, src.col_offset
-    if isinstance(node, ast.stmt) and not hasattr(node, "user_line"):
-        node.user_line = src.lineno
+        if isinstance(n, ast.stmt) and not hasattr(n, "user_line"):
+            # (statements made inside this one's expression too: a nested conditional
+            # expression becomes an if within the if of the outer one)
+            n.user_line = src.lineno
     return node
 
 
