@@ -447,3 +447,73 @@ def test_nested_conditional_in_comprehension():
     x = np.array([0.5, -0.5, -1.5, 0.05])
     g = check_modes(nested_conditional_in_comprehension, (x,), second=True)
     np.testing.assert_array_equal(g, [2.0, 4.0, 3.0, 0.0])
+
+
+# ---- 7. index writes that name an entry twice --------------------------------------------------------
+_W = np.arange(1.0, 6.0)
+_W2 = np.arange(25.0).reshape(5, 5)
+
+
+def write_list_index(x, v):
+    y = x * 1.0
+    y[[0, 2, 0, -1, 2]] = v
+    return np.sum(y * _W)
+
+
+def write_columns(x, v):
+    y = np.outer(x, x)
+    k = np.array([1, 1, 0])
+    y[:, k] = v
+    return np.sum(y * _W2)
+
+
+def add_pairs(x, v):
+    y = np.outer(x, x)
+    r = np.array([1, 1, 0, 1])
+    c = np.array([2, 2, 0, 2])
+    y[r, c] += v * v
+    return np.sum(y * _W2)
+
+
+def write_2d_index(x, v):
+    y = x * x
+    k = np.array([[0, 1], [1, 4]])
+    y[k] = v[:4].reshape(2, 2)
+    return np.sum(y * _W)
+
+
+def write_broadcast_number(x, v):
+    y = x * 1.0
+    y[np.array([1, 1, 3])] = v[0] * 2
+    return np.sum(y * _W)
+
+
+def add_negative_index(x, v):
+    y = x * 1.0
+    y[np.array([-1, 4, 0])] += v[:3]
+    return np.sum(np.sin(y) * _W)
+
+
+def test_repeated_index_writes_analytic():
+    """y[[0, 2, 0, -1, 2]] = v: entries 0 and 2 keep v[2] and v[4]; v[0], v[1] land nowhere."""
+    x, v = np.arange(1.0, 6.0), np.array([0.5, -1.0, 2.0, 3.0, 1.5])
+    gx, gv = srcad.grad(write_list_index, wrt=(0, 1))(x, v)
+    np.testing.assert_array_equal(gx, [0, 2, 0, 4, 0])
+    np.testing.assert_array_equal(gv, [0, 0, 1, 5, 3])
+    # y[r, c] += v*v applies once per entry: (1, 2) gets v[3]**2 only, (0, 0) gets v[2]**2
+    gx, gv = srcad.grad(add_pairs, wrt=(0, 1))(x, v[:4])
+    np.testing.assert_array_equal(gv, [0, 0, 2 * v[2] * _W2[0, 0], 2 * v[3] * _W2[1, 2]])
+    np.testing.assert_allclose(gx, (_W2 + _W2.T) @ x)
+
+
+@pytest.mark.parametrize("f", [write_list_index, write_2d_index, write_broadcast_number, add_negative_index,
+                               write_columns, add_pairs])
+def test_repeated_index_writes(f):
+    x, v = np.arange(1.0, 6.0), np.array([0.5, -1.0, 2.0, 3.0, 1.5])
+    if f is write_columns:
+        v = np.outer(np.ones(5), v[:3])
+    elif f is add_pairs:
+        v = v[:4]
+    second = f not in (write_columns, add_pairs)
+    check_modes(f, (x, v), wrt=0, second=second)
+    check_modes(f, (x, v), wrt=1, second=second)

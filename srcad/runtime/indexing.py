@@ -136,14 +136,31 @@ def index_bar(y_bar, idx):
     if isinstance(y_bar, RowSparse):
         y_bar = y_bar.todense()
     part = y_bar[idx]
-    if isinstance(idx, np.ndarray) and np.issubdtype(idx.dtype, np.integer) and idx.ndim == 1:
-        # with a repeated index only the last write lands: the earlier ones get no cotangent
-        flat = np.where(idx < 0, idx + np.shape(y_bar)[0], idx)
-        last = np.zeros(len(flat), bool)
-        last[len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]] = True
-        if not last.all():
-            part = part * last.reshape((-1,) + (1,) * (np.ndim(part) - 1))
+    won = landed(np.shape(y_bar), idx)
+    if won is not None:
+        part = part * won
     return part
+
+
+def _fancy(idx):
+    """Does idx hold an integer array or list (which may name one entry twice)?"""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(p, (list, np.ndarray)) and np.asarray(p).dtype.kind in "iuO" for p in parts)
+
+
+def landed(shape, idx):
+    """For a write `y[idx] = v` into y of this shape: a bool array of y[idx]'s shape, True where
+    that write lands, False where a later position of the same write names the same entry and
+    overwrites it (None: every position lands). NumPy itself is asked, by the same assignment
+    of position numbers, so its rule (the last one stays) holds whatever the index's form."""
+    if not _fancy(idx):
+        return None
+    probe = np.full(shape, -1, dtype=np.intp)
+    n = probe[idx].shape
+    order = np.arange(int(np.prod(n)), dtype=np.intp).reshape(n)
+    probe[idx] = order
+    won = probe[idx] == order
+    return None if won.all() else won
 
 
 
