@@ -517,3 +517,26 @@ def test_repeated_index_writes(f):
     second = f not in (write_columns, add_pairs)
     check_modes(f, (x, v), wrt=0, second=second)
     check_modes(f, (x, v), wrt=1, second=second)
+
+
+# ---- 6. row_sparse=True where a derivative is a zero or a number ---------------------------------------
+def rows_times_zero(E, s):
+    return np.sum(E[np.array([0, 2])]) * 0.0 + s * 2.0
+
+
+def rows_unused(E, s):
+    return s * s
+
+
+@pytest.mark.parametrize("s", [1.5, np.float64(1.5), np.array(1.5), np.float32(1.5)])
+@pytest.mark.parametrize("f", [rows_times_zero, rows_unused])
+def test_row_sparse_with_zero_and_number_derivatives(f, s):
+    E = np.arange(12.0).reshape(4, 3)
+    gE, gs = srcad.grad(f, wrt=(0, 1), row_sparse=True)(E, s)
+    assert isinstance(gE, srcad.RowSparse)
+    np.testing.assert_array_equal(gE.todense(), np.zeros((4, 3)))
+    want = numerical_grad(f, (E, float(s)), 1)
+    np.testing.assert_allclose(gs, want, rtol=1e-6)
+    assert np.shape(gs) == np.shape(s) and type(gs) is type(srcad.grad(f, wrt=1)(E, s))
+    value, gs2 = srcad.value_and_grad(f, wrt=1, row_sparse=True)(E, s)
+    assert value == f(E, s) and gs2 == gs
