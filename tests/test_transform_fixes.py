@@ -540,3 +540,41 @@ def test_row_sparse_with_zero_and_number_derivatives(f, s):
     assert np.shape(gs) == np.shape(s) and type(gs) is type(srcad.grad(f, wrt=1)(E, s))
     value, gs2 = srcad.value_and_grad(f, wrt=1, row_sparse=True)(E, s)
     assert value == f(E, s) and gs2 == gs
+
+
+# ---- 5. the alias pass's run-time tests compose (hessian transforms the code that holds them) ---------
+def view_scaled_in_place(x):
+    y = x * 1.0
+    v = y[1:]
+    v *= 2.0
+    return np.sum(y * y * x)
+
+
+def view_taken_again(x):
+    y = np.sin(x)
+    v = y[1:]
+    y[0] = 5.0
+    y += x
+    return np.sum(v * v * x[1:])
+
+
+def test_alias_guards_have_rules():
+    """Every helper the alias pass writes into the user's code has a registry entry (each one
+    answers a question about the argument's type, and carries no derivative)."""
+    import re
+    from pathlib import Path
+    from srcad import runtime as rt
+    from srcad.rules.registry import lookup
+    text = Path(srcad.__file__).with_name("frontend").joinpath("aliases.py").read_text()
+    helpers = set(re.findall(r'ast\.Name\(rt_name, ast\.Load\(\)\), "(\w+)"', text))
+    assert {"slices_are_views", "updates_in_place", "refuse_shared_update"} <= helpers
+    for h in helpers:
+        rule = lookup(getattr(rt, h))
+        assert rule is not None and rule.nondiff, h
+
+
+@pytest.mark.parametrize("f", [view_scaled_in_place, view_taken_again])
+def test_views_written_in_place_second_order(f):
+    x = np.array([1.0, 2.0, 0.5])
+    check_modes(f, (x,), second=True)
+    assert "slices_are_views" in srcad.emit(f)
