@@ -578,3 +578,66 @@ def test_views_written_in_place_second_order(f):
     x = np.array([1.0, 2.0, 0.5])
     check_modes(f, (x,), second=True)
     assert "slices_are_views" in srcad.emit(f)
+
+
+# ---- 8. a loop over an array that its body writes in place --------------------------------------------
+def loop_over_live_rows(a):
+    a = a * 1.0
+    s = 0.0
+    for t in a:
+        s = s + np.sum(t * t)
+        a -= 0.1 * a
+    return s
+
+
+def loop_over_live_rows_enumerate(a):
+    a = a * 1.0
+    s = 0.0
+    for k, t in enumerate(a):
+        s = s + np.sum(np.sin(t))
+        a[1:] *= 2.0
+    return s
+
+
+def loop_over_positions(a):
+    a = a * 1.0
+    s = 0.0
+    for i in range(len(a)):
+        t = a[i]
+        s = s + np.sum(t * t)
+        a -= 0.1 * a
+    return s
+
+
+def loop_over_copy(a):
+    a = a * 1.0
+    s = 0.0
+    for t in a.copy():
+        s = s + np.sum(t * t)
+        a -= 0.1 * a
+    return s
+
+
+def loop_then_rebind(a):
+    s = 0.0
+    for t in a:
+        s = s + np.sum(t * t)
+        a = a - 0.1 * a        # a new array: the loop goes on over the old one
+    return s
+
+
+@pytest.mark.parametrize("f, line", [(loop_over_live_rows, "a -= 0.1 * a"),
+                                     (loop_over_live_rows_enumerate, "a[1:] *= 2.0")])
+def test_loop_over_array_written_in_place_is_refused(f, line):
+    a = np.arange(6.0).reshape(3, 2) + 1
+    for op in (lambda: srcad.grad(f)(a), lambda: srcad.jvp(f, (a,), (np.ones_like(a),))):
+        with pytest.raises(srcad.UnsupportedSyntaxError) as err:
+            op()
+        msg = str(err.value)
+        assert f"`{line}` inside `for" in msg and "test_transform_fixes.py:" in msg and "range(len(a))" in msg
+
+
+@pytest.mark.parametrize("f", [loop_over_positions, loop_over_copy, loop_then_rebind])
+def test_loop_rewritten_as_the_error_says(f):
+    a = np.arange(6.0).reshape(3, 2) + 1
+    check_modes(f, (a,), second=True)

@@ -510,6 +510,7 @@ class Normalizer:
             body = self.bind(target, name(k)) + self.block(st.body)
             return s + [ast.For(name(k, True), ast.Call(it.func, args, []), body, [])]
         # every other loop runs over an index: for k in range(n): target = item(k)
+        self._refuse_live_iteration(st)
         if self._enumerate_index(it, target):    # for i, v in enumerate(xs): i is the loop index
             k = target.elts[0].id
             s, n, item = self.sequence(it.args[0])
@@ -519,6 +520,43 @@ class Normalizer:
             s, n, item = self.sequence(it)
         body = self.bind(target, item(name(k))) + self.block(st.body)
         return s + [ast.For(name(k, True), _range(n), body, [])]
+
+    def _refuse_live_iteration(self, st):
+        """`for t in a:` whose body writes `a` in place (`a -= e`, `a[i] = e`, `a.sort()`):
+        Python iterates the live object, so later items are the changed ones, while srcad reads
+        the items of the value `a` had when the loop began. Refused with the line of the write."""
+        it = st.iter
+        roots = []
+        for e in (it.args if isinstance(it, ast.Call) and self.is_global_ref(it.func) else [it]):
+            while isinstance(e, (ast.Subscript, ast.Attribute)):
+                e = e.value
+            if isinstance(e, ast.Name) and e.id not in self.dicts:
+                roots.append(e.id)
+        if not roots:
+            return
+
+        def root(t):
+            while isinstance(t, (ast.Subscript, ast.Attribute, ast.Starred)):
+                t = t.value
+            return t.id if isinstance(t, ast.Name) else None
+        for node in (n for b in st.body for n in ast.walk(b)):
+            targets = []
+            if isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            elif isinstance(node, ast.Assign):
+                targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in _IN_PLACE + ("append", "fill", "resize", "sort", "put", "itemset"):
+                targets = [node.func.value]
+            hit = next((root(t) for t in targets if root(t) in roots), None)
+            if hit is not None:
+                self.fail(node, f"`{ast.unparse(node).splitlines()[0]}` inside `for {_target_text(st.target)} in "
+                                f"{ast.unparse(it)}:` (line {st.lineno}), which writes `{hit}` in place while the "
+                                f"loop runs over it (Python then reads the changed items; srcad would read the "
+                                f"items `{hit}` had when the loop began)",
+                          f"loop over positions and read the item inside (`for i in range(len({hit})): "
+                          f"... = {hit}[i]`), or over a copy (`for ... in {hit}.copy():`) if the loop should "
+                          f"not see the writes")
 
     def mapping_sequence(self, it):
         """A loop over a dict (its keys) or over d.keys()/.values()/.items(): over a list of the
@@ -695,6 +733,10 @@ def _lift(node, parsed, where):
     ns = {}
     exec(compile(text, filename, "exec"), parsed.func.__globals__, ns)
     return ns[node.name]
+
+
+def _target_text(t):
+    return ", ".join(map(ast.unparse, t.elts)) if isinstance(t, ast.Tuple) and t.elts else ast.unparse(t)
 
 
 def _method_call(recv, attr):
