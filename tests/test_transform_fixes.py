@@ -641,3 +641,70 @@ def test_loop_over_array_written_in_place_is_refused(f, line):
 def test_loop_rewritten_as_the_error_says(f):
     a = np.arange(6.0).reshape(3, 2) + 1
     check_modes(f, (a,), second=True)
+
+
+# ---- 8b. a write whose source overlaps its target -------------------------------------------------------
+_W5 = np.arange(1.0, 6.0)
+
+
+def strided_overlap(x):
+    v = x * 1.0
+    v[::2] = v[0:3]        # NumPy: element by element, v[4] gets the new v[2]
+    return np.sum(v * _W5)
+
+
+def strided_overlap_named(x):
+    v = x * 1.0
+    w = v[0:3]
+    v[::2] = w
+    return np.sum(v * _W5)
+
+
+def shifted_overlap(x):
+    v = x * 1.0
+    v[1:4] = v[0:3]        # NumPy sees the overlap and copies the source first
+    return np.sum(v * v * _W5)
+
+
+def reversed_overlap(x):
+    v = x * 1.0
+    v[::-1] = v[:]
+    return np.sum(v * _W5)
+
+
+@pytest.mark.parametrize("f", [strided_overlap, strided_overlap_named])
+def test_overlapping_write_numpy_copies_element_by_element_is_refused(f):
+    x = np.arange(1.0, 6.0)
+    v = x.copy()
+    v[::2] = v[0:3]
+    assert v[4] == 2.0          # (what NumPy does: the value v[2] got from this same write)
+    for op in (lambda: srcad.grad(f)(x), lambda: srcad.jvp(f, (x,), (np.ones(5),))):
+        with pytest.raises(srcad.UnsupportedSyntaxError) as err:
+            op()
+        assert "shares memory with its target" in str(err.value) and ".copy()" in str(err.value)
+        assert "test_transform_fixes.py:" in str(err.value)
+
+
+@pytest.mark.parametrize("f", [shifted_overlap, reversed_overlap])
+def test_overlapping_write_numpy_buffers(f):
+    check_modes(f, (np.array([1.0, -2.0, 0.5, 3.0, 1.5]),), second=True)
+
+
+def test_overlap_probe_matches_numpy():
+    """The guard's answer is NumPy's: refused exactly where NumPy's result differs from copying
+    the source first."""
+    from srcad.runtime import refuse_overlapping_write
+    x = np.arange(1.0, 13.0)
+    cases = [(np.s_[::2], np.s_[0:6]), (np.s_[1:5], np.s_[0:4]), (np.s_[0:4], np.s_[1:5]), (np.s_[::-1], np.s_[:]),
+             (np.s_[::3], np.s_[2:6]), (np.s_[1::2], np.s_[0:6]), (np.s_[::2], np.s_[6:12])]
+    for tgt, src in cases:
+        numpy_way, copied = x.copy(), x.copy()
+        numpy_way[tgt] = numpy_way[src]
+        copied[tgt] = copied[src].copy()
+        v = x.copy()
+        try:
+            refuse_overlapping_write(v, tgt, v[src], "c", "f", 1, 0, "h")
+            refused = False
+        except srcad.UnsupportedSyntaxError:
+            refused = True
+        assert refused == (not np.array_equal(numpy_way, copied)), (tgt, src)

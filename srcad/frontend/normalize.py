@@ -19,7 +19,7 @@ import builtins
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
-from ..syntax import N as name, Namer, assign, ast_copy, to_source
+from ..syntax import N as name, Namer, assign, ast_copy, index_expr, to_source
 from .parse import Parsed
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
@@ -412,7 +412,8 @@ class Normalizer:
         if isinstance(target, ast.Subscript):
             s1, v = self.atom(value, target.value.id)
             s2, sl = self.write_index(target)
-            return s1 + s2 + [assign(ast.Subscript(name(target.value.id), sl, ast.Store()), v)]
+            guard = self._overlap_guard(target, value, sl, v)
+            return s1 + s2 + guard + [assign(ast.Subscript(name(target.value.id), sl, ast.Store()), v)]
         if isinstance(target, (ast.Tuple, ast.List)):
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 self.fail(target, "starred unpacking (`a, *rest = ...`)")
@@ -520,6 +521,35 @@ class Normalizer:
             s, n, item = self.sequence(it)
         body = self.bind(target, item(name(k))) + self.block(st.body)
         return s + [ast.For(name(k, True), _range(n), body, [])]
+
+    def _overlap_guard(self, target, value, sl, v):
+        """`rt.refuse_overlapping_write(y, idx, v, ...)` before `y[idx] = v` when v may be a view
+        of y (a subscript or attribute of y, or a name some statement sets to one): NumPy copies
+        such a source element by element when it does not see the overlap (`v[::2] = v[0:3]`),
+        which srcad, differentiating values, does not follow; the guard refuses exactly then."""
+        y = target.value.id
+
+        def view_of_y(e):
+            while isinstance(e, (ast.Subscript, ast.Attribute)):
+                e = e.value
+            return isinstance(e, ast.Name) and e.id == y and e is not value
+        if not isinstance(v, ast.Name):
+            return []
+        direct = isinstance(value, (ast.Subscript, ast.Attribute)) and view_of_y(value.value)
+        named = isinstance(value, ast.Name) and any(
+            isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)
+            and isinstance(n.value, (ast.Subscript, ast.Attribute)) and view_of_y(n.value.value)
+            for n in ast.walk(self.parsed.tree))
+        if not (direct or named):
+            return []
+        text = f"{ast.unparse(target)} = {ast.unparse(value)}"
+        filename, line, col = self.parsed.where(target)
+        args = [name(y), index_expr(ast_copy(sl)), name(v.id)] + [ast.Constant(c) for c in (
+            f"`{text}`, a write whose source shares memory with its target in a way NumPy copies element "
+            f"by element (a later element reads one this write already changed)", filename, line, col,
+            f"if the source's values before the write are meant, copy it first: "
+            f"`{ast.unparse(target)} = {ast.unparse(value)}.copy()`; else write the loop out")]
+        return [_loc(ast.Expr(ast.Call(self.runtime_helper("refuse_overlapping_write"), args, [])), target)]
 
     def _refuse_live_iteration(self, st):
         """`for t in a:` whose body writes `a` in place (`a -= e`, `a[i] = e`, `a.sort()`):

@@ -151,4 +151,4 @@ defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "np.swapaxes(g, axis1, ax
 defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shared_update, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar,
             builtins.slice, np.floor_divide, rt.user_vjp_rule, rt.user_jvp_rule])
 # the alias pass's run-time question (frontend/aliases.py): a bool about the argument's type
-defnondiff([rt.slices_are_views])
+defnondiff([rt.slices_are_views, rt.refuse_overlapping_write])
