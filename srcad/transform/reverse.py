@@ -600,6 +600,8 @@ class Reverse:
         one) would cost a power of their depth. The adjoint is a function of that state (names,
         markers and pullbacks are kept per statement), so a repeat hands back the same code and
         leaves the same state; only the last call's code reaches the output."""
+        if self.ckpt:       # (a checkpointed loop records the live set of its last adjoint)
+            return self.adj_if(st, live)
         try:
             key = (id(st), frozenset(live), frozenset(self.own.items()))
             hash(key)
