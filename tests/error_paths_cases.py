@@ -294,3 +294,18 @@ def percentile_nearest(x):
 
 def norm_order_zero(x):
     return np.linalg.norm(x, 0.0 * x[0])  # here
+
+
+def loop_writes_iterable(x):
+    a = x * 1.0
+    s = 0.0
+    for t in a:
+        s = s + t * t
+        a -= 0.1 * a  # here
+    return s
+
+
+def overlapping_write(x):
+    v = np.concatenate([x, x])
+    v[::2] = v[0:4]  # here
+    return np.sum(v * v)
