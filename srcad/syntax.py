@@ -119,3 +119,33 @@ def index_expr(sl: ast.expr) -> ast.expr:
     if any(isinstance(n, ast.Slice) for n in ast.walk(sl)):
         return ast.Subscript(ast.Attribute(ast.Name("np", ast.Load()), "s_", ast.Load()), sl, ast.Load())
     return sl
+
+
+# ---- the printer ---------------------------------------------------------------------------------
+class _Canonical(ast.NodeTransformer):
+    """A literal whose text starts with a minus (-1, -0.0, -inf, -2j, a NumPy scalar) rewritten the
+    way the parser itself reads such text: unary minus applied to the positive literal. The
+    printer then gives it the parentheses its place needs (`(-1) ** j`, `(-1).real`), as it does
+    for any operator; a Constant node prints as its repr, which knows no precedence."""
+
+    def visit_Constant(self, node):
+        v = node.value
+        if isinstance(v, (str, bytes, bool)) or v is None or v is Ellipsis:
+            return node
+        try:
+            negative = repr(v).startswith("-")
+        except Exception:       # (a value with no repr: printed, and refused, as before)
+            return node
+        if not negative:
+            return node
+        pos = -v
+        if repr(-pos) != repr(v):      # (a value whose negation is not exact: left as it is)
+            return node
+        return ast.copy_location(ast.UnaryOp(ast.USub(), ast.copy_location(ast.Constant(pos), node)), node)
+
+
+def to_source(tree: ast.AST) -> str:
+    """Python text for tree that parses back to the same computation: `ast.unparse` (which
+    parenthesises every operator by precedence) over a copy whose negative literals are unary
+    minus of a positive one. tree itself is not changed."""
+    return ast.unparse(ast.fix_missing_locations(_Canonical().visit(ast_copy(tree))))

@@ -319,3 +319,18 @@ def loop_for_second_order(x):
     for i in range(3):
         s = s + np.sin(x * i)  # here
     return np.sum(s)
+
+
+def loop_writes_iterable(x):
+    a = x * 1.0
+    s = 0.0
+    for t in a:
+        s = s + t * t
+        a -= 0.1 * a  # here
+    return s
+
+
+def overlapping_write(x):
+    v = np.concatenate([x, x])
+    v[::2] = v[0:4]  # here
+    return np.sum(v * v)

@@ -447,6 +447,8 @@ CASES = [
     user(c.enumerate_start, "enumerate with a start value", "add the offset"),
     user(c.zip_strict, "zip with keyword arguments", "sequences only"),
     user(c.reversed_two, "this form of reversed", "reversed(xs)"),
+    user(c.loop_writes_iterable, "writes `a` in place while the loop runs over it", "range(len(a))"),
+    user(c.overlapping_write, "shares memory with its target", "v[0:4].copy()"),
     # inplace (out=, np.copyto)
     user(c.out_into_nested, "`out=` writing into `bufs[0][:]`", "write into a named array"),
     user(c.out_with_where, "`out=` with `where=`", "np.where(mask, np.f(...), y)"),

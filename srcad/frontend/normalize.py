@@ -19,7 +19,7 @@ import builtins
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import FactSet, facts, lookup
-from ..syntax import N as name, Namer, assign, ast_copy
+from ..syntax import N as name, Namer, assign, ast_copy, index_expr, to_source
 from .parse import Parsed
 from ..composition import operator_call
 
@@ -435,7 +435,8 @@ class Normalizer:
         if isinstance(target, ast.Subscript):
             s1, v = self.atom(value, target.value.id)
             s2, sl = self.write_index(target)
-            return s1 + s2 + [assign(ast.Subscript(name(target.value.id), sl, ast.Store()), v)]
+            guard = self._overlap_guard(target, value, sl, v)
+            return s1 + s2 + guard + [assign(ast.Subscript(name(target.value.id), sl, ast.Store()), v)]
         if isinstance(target, (ast.Tuple, ast.List)):
             if any(isinstance(e, ast.Starred) for e in target.elts):
                 self.fail(target, "starred unpacking (`a, *rest = ...`)")
@@ -533,6 +534,7 @@ class Normalizer:
             body = self.bind(target, name(k)) + self.block(st.body)
             return s + [ast.For(name(k, True), ast.Call(it.func, args, []), body, [])]
         # every other loop runs over an index: for k in range(n): target = item(k)
+        self._refuse_live_iteration(st)
         if self._enumerate_index(it, target):    # for i, v in enumerate(xs): i is the loop index
             k = target.elts[0].id
             s, n, item = self.sequence(it.args[0])
@@ -542,6 +544,72 @@ class Normalizer:
             s, n, item = self.sequence(it)
         body = self.bind(target, item(name(k))) + self.block(st.body)
         return s + [ast.For(name(k, True), _range(n), body, [])]
+
+    def _overlap_guard(self, target, value, sl, v):
+        """`rt.refuse_overlapping_write(y, idx, v, ...)` before `y[idx] = v` when v may be a view
+        of y (a subscript or attribute of y, or a name some statement sets to one): NumPy copies
+        such a source element by element when it does not see the overlap (`v[::2] = v[0:3]`),
+        which srcad, differentiating values, does not follow; the guard refuses exactly then."""
+        y = target.value.id
+
+        def view_of_y(e):
+            while isinstance(e, (ast.Subscript, ast.Attribute)):
+                e = e.value
+            return isinstance(e, ast.Name) and e.id == y and e is not value
+        if not isinstance(v, ast.Name):
+            return []
+        direct = isinstance(value, (ast.Subscript, ast.Attribute)) and view_of_y(value.value)
+        named = isinstance(value, ast.Name) and any(
+            isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)
+            and isinstance(n.value, (ast.Subscript, ast.Attribute)) and view_of_y(n.value.value)
+            for n in ast.walk(self.parsed.tree))
+        if not (direct or named):
+            return []
+        text = f"{ast.unparse(target)} = {ast.unparse(value)}"
+        filename, line, col = self.parsed.where(target)
+        args = [name(y), index_expr(ast_copy(sl)), name(v.id)] + [ast.Constant(c) for c in (
+            f"`{text}`, a write whose source shares memory with its target in a way NumPy copies element "
+            f"by element (a later element reads one this write already changed)", filename, line, col,
+            f"if the source's values before the write are meant, copy it first: "
+            f"`{ast.unparse(target)} = {ast.unparse(value)}.copy()`; else write the loop out")]
+        return [_loc(ast.Expr(ast.Call(self.runtime_helper("refuse_overlapping_write"), args, [])), target)]
+
+    def _refuse_live_iteration(self, st):
+        """`for t in a:` whose body writes `a` in place (`a -= e`, `a[i] = e`, `a.sort()`):
+        Python iterates the live object, so later items are the changed ones, while srcad reads
+        the items of the value `a` had when the loop began. Refused with the line of the write."""
+        it = st.iter
+        roots = []
+        for e in (it.args if isinstance(it, ast.Call) and self.is_global_ref(it.func) else [it]):
+            while isinstance(e, (ast.Subscript, ast.Attribute)):
+                e = e.value
+            if isinstance(e, ast.Name) and e.id not in self.dicts:
+                roots.append(e.id)
+        if not roots:
+            return
+
+        def root(t):
+            while isinstance(t, (ast.Subscript, ast.Attribute, ast.Starred)):
+                t = t.value
+            return t.id if isinstance(t, ast.Name) else None
+        for node in (n for b in st.body for n in ast.walk(b)):
+            targets = []
+            if isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            elif isinstance(node, ast.Assign):
+                targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr in _IN_PLACE + ("append", "fill", "resize", "sort", "put", "itemset"):
+                targets = [node.func.value]
+            hit = next((root(t) for t in targets if root(t) in roots), None)
+            if hit is not None:
+                self.fail(node, f"`{ast.unparse(node).splitlines()[0]}` inside `for {_target_text(st.target)} in "
+                                f"{ast.unparse(it)}:` (line {st.lineno}), which writes `{hit}` in place while the "
+                                f"loop runs over it (Python then reads the changed items; srcad would read the "
+                                f"items `{hit}` had when the loop began)",
+                          f"loop over positions and read the item inside (`for i in range(len({hit})): "
+                          f"... = {hit}[i]`), or over a copy (`for ... in {hit}.copy():`) if the loop should "
+                          f"not see the writes")
 
     def mapping_sequence(self, it):
         """A loop over a dict (its keys) or over d.keys()/.values()/.items(): over a list of the
@@ -713,11 +781,15 @@ def _lift(node, parsed, where):
         text = "\n" * (first - 2) + header + "\n" + body
     else:   # a one-line def: its body as srcad reads it
         node.lineno = node.col_offset = 0
-        text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))) + "\n"
+        text = to_source(ast.Module(body=[node], type_ignores=[])) + "\n"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     ns = {}
     exec(compile(text, filename, "exec"), parsed.func.__globals__, ns)
     return ns[node.name]
+
+
+def _target_text(t):
+    return ", ".join(map(ast.unparse, t.elts)) if isinstance(t, ast.Tuple) and t.elts else ast.unparse(t)
 
 
 def _method_call(recv, attr):
@@ -734,8 +806,10 @@ def _keep_line(node, src):
         if isinstance(n, (ast.stmt, ast.expr)) and not hasattr(n, "lineno"):
             n.lineno, n.col_offset = src.lineno, src.col_offset
             n.end_lineno, n.end_col_offset = src.lineno, src.col_offset
-    if isinstance(node, ast.stmt) and not hasattr(node, "user_line"):
-        node.user_line = src.lineno
+        if isinstance(n, ast.stmt) and not hasattr(n, "user_line"):
+            # (statements made inside this one's expression too: a nested conditional
+            # expression becomes an if within the if of the outer one)
+            n.user_line = src.lineno
     return node
 
 

@@ -235,3 +235,5 @@ declare(rt.matmul_vjp_x, fusions={("index_vjp", 0): ("index_matmul_vjp", (1,))})
 # them: the seed checks the output, restore_item undoes a dict write, revolve drives a checkpointed
 # loop's adjoint, loop_entry copies its entry state)
 declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry], pure=False)
+# the alias pass's run-time question (frontend/aliases.py): a bool about the argument's type
+defnondiff([rt.slices_are_views, rt.refuse_overlapping_write])

@@ -47,7 +47,8 @@ from .reductions import (count, cumsum_vjp, diff_vjp, expand_reduced, extreme_jv
 from .products import (einsum_jvp, einsum_jvp_dot, einsum_vjp, einsum_vjp_dot, matmul, matmul_vjp_x, matmul_vjp_y,
                        outer, outer_vjp, replace_at, solve_vjp_a, solve_vjp_b)
 from .indexing import (add_at, field_jvp, field_vjp, getitem, getitem_matmul, index_bar, index_jvp,
-                       index_matmul_vjp, index_vjp, set_at, take, take_vjp, zero_at)
+                       index_matmul_vjp, index_vjp, refuse_overlapping_write, set_at, take, take_vjp,
+                       zero_at)
 from .lists import (appended, concatenate_vjp, drop_last, index_join_jvp, index_join_vjp, item, item_tangent,
                     joined_vjp, last, sum_list_vjp,
                     transpose_vjp, unstack)

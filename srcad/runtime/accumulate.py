@@ -113,14 +113,14 @@ def finalize(bar, x, row_sparse=False):
     if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
         return 0.0 if _is_zero(bar) else float(np.sum(bar) if np.ndim(bar) else bar)
     dtype = _float_dtype(x)
-    if isinstance(x, np.generic) and not row_sparse:
+    if isinstance(x, np.generic):       # (row_sparse or not: a number has no rows)
         if _is_zero(bar):
             return dtype.type(0)
         if not _plain(bar) and hasattr(bar, "astype"):     # a duck-typed array: keep its kind
             return np.broadcast_to(bar, ()).astype(dtype)
         out = np.asarray(bar, dtype=dtype)
         return (out if out.shape == () else np.broadcast_to(out, ()))[()]
-    if row_sparse:
+    if row_sparse and np.ndim(x) >= 1:     # (a 0-d array has no rows: its plain gradient)
         if isinstance(bar, RowSparse):
             if bar.factors is not None and bar.dtype == dtype:
                 return bar

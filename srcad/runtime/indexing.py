@@ -136,14 +136,31 @@ def index_bar(y_bar, idx):
     if isinstance(y_bar, RowSparse):
         y_bar = y_bar.todense()
     part = y_bar[idx]
-    if isinstance(idx, np.ndarray) and np.issubdtype(idx.dtype, np.integer) and idx.ndim == 1:
-        # with a repeated index only the last write lands: the earlier ones get no cotangent
-        flat = np.where(idx < 0, idx + np.shape(y_bar)[0], idx)
-        last = np.zeros(len(flat), bool)
-        last[len(flat) - 1 - np.unique(flat[::-1], return_index=True)[1]] = True
-        if not last.all():
-            part = part * last.reshape((-1,) + (1,) * (np.ndim(part) - 1))
+    won = landed(np.shape(y_bar), idx)
+    if won is not None:
+        part = part * won
     return part
+
+
+def _fancy(idx):
+    """Does idx hold an integer array or list (which may name one entry twice)?"""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(p, (list, np.ndarray)) and np.asarray(p).dtype.kind in "iuO" for p in parts)
+
+
+def landed(shape, idx):
+    """For a write `y[idx] = v` into y of this shape: a bool array of y[idx]'s shape, True where
+    that write lands, False where a later position of the same write names the same entry and
+    overwrites it (None: every position lands). NumPy itself is asked, by the same assignment
+    of position numbers, so its rule (the last one stays) holds whatever the index's form."""
+    if not _fancy(idx):
+        return None
+    probe = np.full(shape, -1, dtype=np.intp)
+    n = probe[idx].shape
+    order = np.arange(int(np.prod(n)), dtype=np.intp).reshape(n)
+    probe[idx] = order
+    won = probe[idx] == order
+    return None if won.all() else won
 
 
 
@@ -243,3 +260,31 @@ def take_vjp(g, x, indices, axis=None):
     out = np.zeros(np.shape(x), np.result_type(_float_dtype(x), moved.dtype))
     np.add.at(np.moveaxis(out, axis, 0), np.asarray(indices), moved)
     return out
+
+
+# ---- a write whose source overlaps its target ------------------------------------------------------
+def refuse_overlapping_write(y, idx, v, construct, filename, line, col, hint):
+    """Raise UnsupportedSyntaxError before `y[idx] = v` runs when v is a view sharing y's memory
+    and NumPy would not copy it first (it then copies element by element, and a later element
+    reads one the same write already changed: `v[::2] = v[0:3]`). srcad differentiates the write
+    as if v were copied first, which is what NumPy does when it detects the overlap
+    (`v[1:4] = v[0:3]`); which of the two NumPy does depends on the layout only, so it is asked
+    here on an array of position numbers laid out as y and v are."""
+    if not (type(y) is np.ndarray and type(v) is np.ndarray and np.may_share_memory(y, v)):
+        return
+    from ..errors import UnsupportedSyntaxError
+    size = y.itemsize
+    bounds = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None) or np.byte_bounds
+    (ylo, yhi), (vlo, vhi) = bounds(y), bounds(v)
+    lo, hi = min(ylo, vlo), max(yhi, vhi)
+    oy, ov = y.__array_interface__["data"][0] - lo, v.__array_interface__["data"][0] - lo
+    if v.itemsize != size or oy % size or ov % size or any(s % size for s in y.strides + v.strides):
+        raise UnsupportedSyntaxError(construct, filename, line, col, hint=hint)
+    ids = np.arange(-(-(hi - lo) // size), dtype=np.int64)
+    as_strided = np.lib.stride_tricks.as_strided
+    py = as_strided(ids[oy // size:], y.shape, tuple(s // size * 8 for s in y.strides))
+    pv = as_strided(ids[ov // size:], v.shape, tuple(s // size * 8 for s in v.strides))
+    copied = np.broadcast_to(pv.copy(), np.shape(py[idx]))
+    py[idx] = pv
+    if not np.array_equal(py[idx], copied):
+        raise UnsupportedSyntaxError(construct, filename, line, col, hint=hint)

@@ -279,6 +279,9 @@ class Cleanup:
                 i = made[t]
                 if self._coalescable(block, i, j, x, t):
                     block[i].targets = [ast.Name(id=x, ctx=ast.Store())]
+                    # its memo named t: the enclosing statement's mentions, made from its
+                    # children's after this block is done, must see x
+                    self._mention_memo.pop(id(block[i]), None)
                     drop.add(j)
                     changed = True
                     made.pop(t)

@@ -3,12 +3,13 @@ import ast
 import re
 
 from ..errors import function_mark
+from ..syntax import to_source
 
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
 
 
 def unparse_with_comments(tree: ast.AST) -> str:
-    text = ast.unparse(ast.fix_missing_locations(tree))
+    text = to_source(tree)
     out = []
     for line in text.splitlines():
         m = _COMMENT.match(line)

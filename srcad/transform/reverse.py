@@ -76,6 +76,7 @@ class Reverse:
         self.tape = namer.fresh("tape")
         self.trips = {}         # id(loop) -> trip-count name
         self.pullbacks = {}     # id(stmt) -> pullback name (register_vjp rules)
+        self._if_memo = {}      # see _adj_if_memo
 
     # -- bookkeeping -----------------------------------------------------------------------
     def bar(self, v):
@@ -174,7 +175,7 @@ class Reverse:
         if k == "append":
             return self.adj_append(op, live)
         if k == "if":
-            return self.adj_if(st, live)
+            return self._adj_if_memo(st, live)
         if k in ("for", "while"):
             return self.adj_loop(st, live)
         return []
@@ -594,6 +595,30 @@ class Reverse:
         self.own.pop(b, None)
         return assign(b, ast.Constant(0.0))
 
+    def _adj_if_memo(self, st, live):
+        """adj_if, once per (statement, live cotangents, owned state). Finding what a branch
+        makes live (_branch) writes the adjoint of its blocks, and an enclosing branch or loop
+        does so again, so nested ifs (every lowered `return` nests the rest of the function in
+        one) would cost a power of their depth. The adjoint is a function of that state (names,
+        markers and pullbacks are kept per statement), so a repeat hands back the same code and
+        leaves the same state; only the last call's code reaches the output."""
+        if self.ckpt:       # (a checkpointed loop records the live set of its last adjoint)
+            return self.adj_if(st, live)
+        try:
+            key = (id(st), frozenset(live), frozenset(self.own.items()))
+            hash(key)
+        except TypeError:
+            return self.adj_if(st, live)
+        got = self._if_memo.get(key)
+        if got is None:
+            code = self.adj_if(st, live)
+            got = self._if_memo[key] = (code, frozenset(live), dict(self.own))
+        code, live_out, own_out = got
+        live.clear()
+        live.update(live_out)
+        self.own = dict(own_out)
+        return list(code)
+
     def adj_if(self, st, live):
         init, _ = self._branch([st.body, st.orelse], live, st)
         entry = set(live)
@@ -806,7 +831,8 @@ class Reverse:
             body.append(assign(value, ast_copy(ret) if known_number else rt("snapshot", ast_copy(ret))))
             body.append(assign(self.seed, rt("seed", N(value), N(self.seed))))
             out = ast.Tuple([N(value), out.elts[1]], ast.Load())
-        if adjoint:
+        if adjoint or seed_code and seed_code[0].targets[0].id in live:
+            # (a returned argument has no adjoint statement: its cotangent is the seed itself)
             body += [comment("adjoint sweep")] + seed_code + adjoint
         body.append(ast.Return(out))
         args = ast_copy(fn.args)
