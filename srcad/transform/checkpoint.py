@@ -20,7 +20,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedSyntaxError
-from ..syntax import N, assign, comment, names_read, rt
+from ..syntax import N, assign, ast_copy, comment, names_read, rt
 
 if TYPE_CHECKING:
     from .reverse import Reverse
@@ -103,7 +103,9 @@ def _rewrite(rev, fn, pblock, P, ablock, A, live):
     step, step_vjp = rev.namer.fresh(base + "_step"), rev.namer.fresh(base + "_step_vjp")
     start, steps = rev.namer.fresh(base + "_entry"), rev.namer.fresh(base + "_range")
     taped = P.body
-    untaped = _without_pushes(taped, tape)
+    # the step's statements are copies: the cleanup pass rewrites each function's nodes in place,
+    # and a node shared with the step_vjp would take the rewrite made for that one
+    untaped = _without_pushes(ast_copy(taped), tape)
     # names code outside the loop reads (its bodies set aside for the count)
     saved = P.body, A.body
     P.body, A.body = [], []
