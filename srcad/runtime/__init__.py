@@ -53,6 +53,6 @@ from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, it
 from .checks import (ScalarSeed, check_finite, is_scalar, refuse_shared_update, seed, slices_are_views, snapshot,
                      updates_in_place, user_jvp_rule, user_vjp_rule)
 from . import binomial, linalg, shapes, sparse_ops, sparse_struct, special, stats
-from .binomial import entry_state as loop_entry, revolve
+from .binomial import entry_state as loop_entry, exit_state as loop_exit, revolve
 
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]

@@ -116,7 +116,8 @@ def _rewrite(rev, fn, pblock, P, ablock, A, live):
     # the tape's saves of other names keep values nobody reads: those start as None in the step
     exposed = _exposed(untaped + A.body, set(), tape)[0]
     # arrays and lists the body writes into in place are state too: a snapshot must copy them
-    state = sorted(((stored & (exposed | outside)) | _written_in_place(untaped)) - {i, tape})
+    in_place = _written_in_place(untaped)
+    state = sorted(((stored & (exposed | outside)) | in_place) - {i, tape})
     bars = sorted(set(live) & _stored(A.body))
     saved_only = sorted((_exposed(taped + A.body, set(), tape)[0] & (stored | _stored(A.body)))
                         - set(state) - set(bars) - {i, tape})
@@ -155,8 +156,9 @@ def _rewrite(rev, fn, pblock, P, ablock, A, live):
                            f"then reversed"), vjp_def,
                    comment(f"the iterations of L{ln} from the last to the first, re-running steps from the snapshots"),
                    assign(tup(bars, True), revolve) if bars else ast.Expr(revolve)]
-    if state:
-        new_adjoint.append(assign(tup(state, True), N(start)))      # the state on entry, for what precedes
+    if state:       # the state on entry, for what precedes: the entry objects, their contents given back
+        flags = ast.Tuple([ast.Constant(v in in_place) for v in state], ast.Load())
+        new_adjoint.append(assign(tup(state, True), rt("loop_exit", N(start), flags)))
     j = pblock.index(P)
     pblock[j:j + 1] = new_primal
     j = ablock.index(A)
