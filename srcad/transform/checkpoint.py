@@ -12,9 +12,17 @@ statement, and every bit of the result, is the same), then rewrites each outer r
   of the state (srcad/runtime/binomial.py) and calls the adjoint step from the last to the first.
 
 The state is every name the body assigns that the iteration reads before assigning it, or that
-code outside the loop reads: the loop-carried variables. Invariants (parameters, values computed
-before the loop) are read by the nested functions as closures; the tape keeps them at their
-loop-time values for the adjoint sweep, where the steps are re-run (Reverse.ckpt_reads).
+code outside the loop reads (the loop-carried variables), and every array, list or dict the body
+writes into in place (snapshots copy those; rt.loop_entry). Invariants (parameters, values
+computed before the loop) are read by the nested functions as closures; the tape keeps them at
+their loop-time values for the adjoint sweep, where the steps are re-run (Reverse.ckpt_reads).
+After the reversal the state is given back as it was on entry, for the adjoint of the code before
+the loop: the entry objects, with the contents of those written in place restored in place
+(rt.loop_exit), so that a view or a second name of them sees the pre-loop values, as the tape's
+restores make it with checkpoint=None.
+
+The step and the step_vjp hold separate copies of the body's statements: the cleanup pass later
+rewrites each function's nodes in place.
 """
 import ast
 from typing import TYPE_CHECKING
@@ -186,20 +194,38 @@ def _without_pushes(block, tape):
     return out
 
 
+_MUTATORS = frozenset({"append", "pop", "extend", "insert", "remove", "clear", "reverse", "sort", "update",
+                       "setdefault", "popitem", "fill", "itemset", "put", "resize"})
+_MODULES = frozenset({"np", "numpy", "rt", "sp", "scipy", "math", "special", "linalg"})     # np.sort(...)
+_NP_WRITES_FIRST = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
+
+
 def _written_in_place(block):
-    """Names whose value the block changes in place: `y[i] = ...`, `xs.append(...)`."""
+    """Names whose value the block changes in place: `y[i] = ...`, `xs.append(...)`, `d.update(...)`,
+    `z.fill(...)`, `np.copyto(z, ...)`, `f(..., out=z)` (srcad's normalizer writes most of these
+    as `z[...] = ...`; the others are named here so that a new spelling cannot slip past)."""
     out = set()
     for st in block:
         for n in ast.walk(st):
-            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
                 base = n.value
-                while isinstance(base, ast.Subscript):
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
                     base = base.value
                 if isinstance(base, ast.Name):
                     out.add(base.id)
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                    and n.func.attr in ("append", "pop", "extend", "insert"):
-                out.add(n.func.value.id)
+            elif isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in _MUTATORS \
+                        and f.value.id not in _MODULES:
+                    out.add(f.value.id)
+                if isinstance(f, ast.Attribute) and f.attr in _NP_WRITES_FIRST and n.args \
+                        and isinstance(n.args[0], ast.Name):
+                    out.add(n.args[0].id)
+                for kw in n.keywords:
+                    if kw.arg == "out":
+                        for t in (kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]):
+                            if isinstance(t, ast.Name):
+                                out.add(t.id)
     return out
 
 
