@@ -426,3 +426,19 @@ def test_issue_28_checkpoint_bugs(f, args, k):
     assert v == value and np.array_equal(got, want)
     fd = numerical_grad(lambda *a: f(*[b.copy() if isinstance(b, np.ndarray) else b for b in a]), fresh(), 0)
     np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_entry_and_exit_state():
+    """Snapshots copy what a step may write into (one copy for two names of one object); the exit
+    gives back the entry objects, with the contents of those written in place restored in place."""
+    y = np.arange(3.0)
+    view = y[1:]
+    xs, d = [1.0], {"u": 2.0}
+    entry = rv.entry_state((y, y, xs, d, 5.0))
+    assert entry[0] is entry[1] and entry[0] is not y and entry[2] is not xs and entry[3] is not d
+    y[:] = -1.0
+    xs.append(3.0)
+    d["u"] = 7.0
+    out = rv.exit_state(entry, (True, False, True, True, False))
+    assert out[0] is y and out[2] is xs and out[3] is d and out[4] == 5.0
+    assert np.array_equal(view, [1.0, 2.0]) and xs == [1.0] and d == {"u": 2.0}

@@ -331,6 +331,9 @@ def main(argv=None):
         if status in ("wrong", "crash", "refused") and shown.get(status, 0) < args.show:
             shown[status] = shown.get(status, 0) + 1
             print(f"--- {status}: {msg}", flush=True)
+        if (seed - args.start + 1) % 25 == 0:
+            print(f"after {seed - args.start + 1} programs:",
+                  " ".join(f"{k}={counts.get(k, 0)}" for k in ("ok", "wrong", "crash", "refused", "skip")), flush=True)
     print(" ".join(f"{k}={counts.get(k, 0)}" for k in ("ok", "wrong", "crash", "refused", "skip")))
 
 

@@ -259,10 +259,15 @@ def _exposed(block, bound, tape):
             e2, b2 = _exposed(st.orelse, bound, tape)
             out |= e1 | e2
             bound = (b1 & b2) | (bound & b1 & b2)
+        elif isinstance(st, ast.AugAssign):        # `v += e` reads v, then binds it
+            out |= (_reads(st.value) | _reads(st.target) | ({st.target.id} if isinstance(st.target, ast.Name)
+                                                            else set())) - bound
+            bound = bound | ({st.target.id} if isinstance(st.target, ast.Name) else set())
         elif isinstance(st, (ast.For, ast.While)):
             head = st.iter if isinstance(st, ast.For) else st.test
             out |= _reads(head) - bound
-            inner = bound | ({st.target.id} if isinstance(st, ast.For) and isinstance(st.target, ast.Name) else set())
+            inner = bound | ({n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+                             if isinstance(st, ast.For) else set())
             e, b = _exposed(st.body, inner, tape)
             out |= e
             bound &= b         # a pop in the body may have unbound a name; a binding may not have run
