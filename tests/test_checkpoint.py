@@ -321,3 +321,124 @@ def test_callee_with_its_own_loop(k):
     np.testing.assert_allclose(got[0], numerical_grad(calls_looping, (X, 0.4, 6), 0), rtol=1e-6, atol=1e-7)
     text = srcad.emit(calls_looping, checkpoint=k)
     assert text.count("rt.revolve(") == 2      # the callee's loop is checkpointed too
+
+
+# -- the bugs of issue 28: each against checkpoint=None (bits) and finite differences ---------------
+def divides(x, e, n):
+    v = x * 2.0
+    for i in range(n):
+        v += np.sin(x) * 0.1
+        v /= e
+        v /= 1.5
+    return np.sum(v * v)
+
+
+def in_place_ops(x, n):
+    v = x * 1.0
+    s = np.sum(x)
+    for i in range(n):
+        v *= 1.1
+        v -= np.cos(v) * 0.2
+        s /= 2.0 + np.sin(s)
+        s -= 0.1 * np.sum(v)
+    return np.sum(v * v) * s
+
+
+def view_read_before(x, n):
+    y = np.outer(x, x) * 1.0
+    a = y[0]                    # a view of y's first row, read before the loop overwrites it
+    s = np.sum(np.sin(a))
+    for i in range(n):
+        y[i] = y[i] * 1.5 + np.cos(y[i + 1])
+    return np.sum(y * y) * s
+
+
+def item_read_before(x, n):
+    y = x * 1.0
+    a = y[0] * 1.0
+    b = np.sin(y[1]) * y[2]
+    for i in range(n):
+        y[i] = y[i] * a + np.sin(y[i + 1]) * b
+    return np.sum(y * y) + a * b
+
+
+def over_zip(x, ys):
+    s = 0.0
+    for xi, yi in zip(x, ys):
+        s = s + np.sin(xi) * yi
+    return s
+
+
+def over_items(x, d):
+    s = 0.0
+    for key, v in d.items():
+        s = s + np.sum(np.sin(x) * v)
+    return s
+
+
+def swaps(x, n):
+    a = x[0] * 1.0
+    b = x[1] * 1.0
+    for i in range(n):
+        a, b = b, a + np.sin(b) * 0.5
+    return a * b
+
+
+def constants(x, n):
+    for i in range(n):
+        x = x * (2.0 * 3.0) / (1.0 + 5.0) * 0.9 + np.sin(x) * (1.0 - 0.5)
+    return np.sum(x)
+
+
+def dict_state(x, n):
+    d = {"u": x * 1.0, "v": 0.5}
+    for i in range(n):
+        d["u"] = np.sin(d["u"]) * 1.1
+        d["v"] = d["v"] + np.sum(d["u"]) * 0.1
+    return np.sum(d["u"]) * d["v"]
+
+
+def alias_state(x, n):
+    y = x * 1.0
+    z = y                       # one object, two names: the loop writes through z, reads y
+    for i in range(n):
+        z[i + 1] = np.sin(y[i]) * 2.0
+    return np.sum(y * y)
+
+
+Y5 = np.array([0.3, 0.7, -0.4, 1.1, 0.2])
+
+
+@pytest.mark.parametrize("f, args", [
+    (divides, (Y5, 1.3, 5)), (in_place_ops, (Y5, 4)), (view_read_before, (Y5, 3)),
+    (item_read_before, (Y5, 4)), (over_zip, (Y5, [1.0, 2.0, 0.5, -1.0, 3.0])),
+    (over_items, (Y5, {"p": 1.0, "q": -2.0, "r": 0.5})), (swaps, (Y5, 6)), (constants, (Y5, 4)),
+    (dict_state, (Y5, 3)), (alias_state, (Y5, 3)),
+])
+@pytest.mark.parametrize("k", [1, 2, 10])
+def test_issue_28_checkpoint_bugs(f, args, k):
+    """In-place division (once the pre-loop value was returned), reads before the loop of what it
+    overwrites, zip/items loops, tuple swaps, constant sub-expressions, dict and aliased state."""
+    fresh = lambda: [a.copy() if isinstance(a, np.ndarray) else a for a in args]      # noqa: E731
+    value = f(*fresh())
+    want = srcad.grad(f)(*fresh())
+    v, got = srcad.value_and_grad(f, checkpoint=k)(*fresh())
+    assert v == value and np.array_equal(got, want)
+    fd = numerical_grad(lambda *a: f(*[b.copy() if isinstance(b, np.ndarray) else b for b in a]), fresh(), 0)
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-7)
+
+
+def test_entry_and_exit_state():
+    """Snapshots copy what a step may write into (one copy for two names of one object); the exit
+    gives back the entry objects, with the contents of those written in place restored in place."""
+    y = np.arange(3.0)
+    view = y[1:]
+    xs, d = [1.0], {"u": 2.0}
+    entry = rv.entry_state((y, y, xs, d, 5.0))
+    assert entry[0] is entry[1] and entry[0] is not y and entry[2] is not xs and entry[3] is not d
+    y[:] = -1.0
+    xs.append(3.0)
+    d["u"] = 7.0
+    out = rv.exit_state(entry, (True, False, True, True, False))
+    assert out[0] is y and out[2] is xs and out[3] is d and out[4] == 5.0
+    assert np.array_equal(view, [1.0, 2.0]) and xs == [1.0] and d == {"u": 2.0}

@@ -414,7 +414,7 @@ declare([".extend", ".insert", ".update", ".setdefault"], inplace="container", a
 declare([".append", ".add"], inplace=True, adds_items=True)
 declare([".keys", ".values", ".items"], kind="dict-view")     # a dict's keys, values, items
 # numpy functions that write into their first argument
-declare([np.put, np.place, np.putmask, np.fill_diagonal, np.copyto], inplace=True)
+declare([np.put, np.place, np.putmask, np.fill_diagonal, np.copyto, np.put_along_axis], inplace=True)
 
 # ---- effects: read by the cleanup pass (which drops or reuses only calls without effects) -----------
 # NumPy and SciPy functions are pure except these (and a call given `out=`); a chain through one

@@ -52,15 +52,52 @@ def _split(n, s):
 
 
 def _copy(state):
-    """A snapshot that later steps cannot change: arrays and lists are copied (steps may write into
-    them in place); other values are immutable."""
-    return tuple(np.copy(v) if isinstance(v, np.ndarray) else list(v) if isinstance(v, list) else v
-                 for v in state)
+    """A snapshot that later steps cannot change: arrays, lists and dicts are copied (steps may
+    write into them in place); other values are immutable. Two names holding one object (`z = y`)
+    hold one copy, so a write through one is seen through the other as in the loop itself."""
+    memo = {}
+
+    def one(v):
+        if isinstance(v, (np.ndarray, list, dict)):
+            if id(v) not in memo:
+                memo[id(v)] = np.copy(v) if isinstance(v, np.ndarray) else list(v) if isinstance(v, list) \
+                    else dict(v)
+            return memo[id(v)]
+        return v
+    return tuple(one(v) for v in state)
+
+
+class _Entry(tuple):
+    """The state on entry to a checkpointed loop (copies), and the objects it was copied from."""
+    originals = ()
 
 
 def entry_state(state):
-    """The loop-carried state on entry to a checkpointed loop (a copy: the loop may write into it)."""
-    return _copy(state)
+    """The loop-carried state on entry to a checkpointed loop (a copy: the loop may write into it),
+    which also remembers the objects themselves for `exit_state`."""
+    out = _Entry(_copy(state))
+    out.originals = tuple(state)
+    return out
+
+
+def exit_state(entry, written):
+    """The state on entry again, for the adjoint of the code before the loop: the objects the loop
+    started from, those it wrote into in place (`written`, one flag per state value) given back
+    their entry contents in place, as the tape's restores do with checkpoint=None, so that every
+    other name or view holding them (`a = y[0]` of a 2-d y, read before the loop) sees the values
+    it had before the loop too."""
+    for orig, saved, w in zip(entry.originals, entry, written):
+        if not w or orig is saved:
+            continue
+        if isinstance(orig, np.ndarray) and isinstance(saved, np.ndarray) and orig.shape == saved.shape:
+            if orig.flags.writeable:
+                orig[...] = saved
+        elif isinstance(orig, list) and isinstance(saved, list):
+            orig[:] = saved
+        elif isinstance(orig, dict) and isinstance(saved, dict):
+            orig.clear()
+            orig.update(saved)
+    return entry.originals
 
 
 def revolve(step, step_vjp, steps, start, bars, snapshots):

@@ -12,16 +12,24 @@ statement, and every bit of the result, is the same), then rewrites each outer r
   of the state (srcad/runtime/binomial.py) and calls the adjoint step from the last to the first.
 
 The state is every name the body assigns that the iteration reads before assigning it, or that
-code outside the loop reads: the loop-carried variables. Invariants (parameters, values computed
-before the loop) are read by the nested functions as closures; the tape keeps them at their
-loop-time values for the adjoint sweep, where the steps are re-run (Reverse.ckpt_reads).
+code outside the loop reads (the loop-carried variables), and every array, list or dict the body
+writes into in place (snapshots copy those; rt.loop_entry). Invariants (parameters, values
+computed before the loop) are read by the nested functions as closures; the tape keeps them at
+their loop-time values for the adjoint sweep, where the steps are re-run (Reverse.ckpt_reads).
+After the reversal the state is given back as it was on entry, for the adjoint of the code before
+the loop: the entry objects, with the contents of those written in place restored in place
+(rt.loop_exit), so that a view or a second name of them sees the pre-loop values, as the tape's
+restores make it with checkpoint=None.
+
+The step and the step_vjp hold separate copies of the body's statements: the cleanup pass later
+rewrites each function's nodes in place.
 """
 import ast
 from typing import TYPE_CHECKING
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import ANY, FactSet
-from ..syntax import N, assign, comment, names_read, rt
+from ..syntax import N, assign, ast_copy, comment, names_read, rt
 
 # methods that change their receiver (xs.append(v)): declared in the registry (rules/numpy_rules.py)
 _CHANGES_RECEIVER = FactSet("inplace", ANY, methods=True)
@@ -107,7 +115,9 @@ def _rewrite(rev, fn, pblock, P, ablock, A, live):
     step, step_vjp = rev.namer.fresh(base + "_step"), rev.namer.fresh(base + "_step_vjp")
     start, steps = rev.namer.fresh(base + "_entry"), rev.namer.fresh(base + "_range")
     taped = P.body
-    untaped = _without_pushes(taped, tape)
+    # the step's statements are copies: the cleanup pass rewrites each function's nodes in place,
+    # and a node shared with the step_vjp would take the rewrite made for that one
+    untaped = _without_pushes(ast_copy(taped), tape)
     # names code outside the loop reads (its bodies set aside for the count)
     saved = P.body, A.body
     P.body, A.body = [], []
@@ -118,7 +128,8 @@ def _rewrite(rev, fn, pblock, P, ablock, A, live):
     # the tape's saves of other names keep values nobody reads: those start as None in the step
     exposed = _exposed(untaped + A.body, set(), tape)[0]
     # arrays and lists the body writes into in place are state too: a snapshot must copy them
-    state = sorted(((stored & (exposed | outside)) | _written_in_place(untaped)) - {i, tape})
+    in_place = _written_in_place(untaped)
+    state = sorted(((stored & (exposed | outside)) | in_place) - {i, tape})
     bars = sorted(set(live) & _stored(A.body))
     saved_only = sorted((_exposed(taped + A.body, set(), tape)[0] & (stored | _stored(A.body)))
                         - set(state) - set(bars) - {i, tape})
@@ -157,8 +168,9 @@ def _rewrite(rev, fn, pblock, P, ablock, A, live):
                            f"then reversed"), vjp_def,
                    comment(f"the iterations of L{ln} from the last to the first, re-running steps from the snapshots"),
                    assign(tup(bars, True), revolve) if bars else ast.Expr(revolve)]
-    if state:
-        new_adjoint.append(assign(tup(state, True), N(start)))      # the state on entry, for what precedes
+    if state:       # the state on entry, for what precedes: the entry objects, their contents given back
+        flags = ast.Tuple([ast.Constant(v in in_place) for v in state], ast.Load())
+        new_adjoint.append(assign(tup(state, True), rt("loop_exit", N(start), flags)))
     j = pblock.index(P)
     pblock[j:j + 1] = new_primal
     j = ablock.index(A)
@@ -186,20 +198,41 @@ def _without_pushes(block, tape):
     return out
 
 
+_MODULES = frozenset({"np", "numpy", "rt", "sp", "scipy", "math", "special", "linalg"})     # np.sort(...)
+# functions that write into their first argument (np.copyto, np.put, ...): declared in the registry
+_WRITES_FIRST = FactSet("inplace", True)
+
+
+def _writes_first():
+    return {getattr(f, "__name__", None) for f in _WRITES_FIRST}
+
+
 def _written_in_place(block):
-    """Names whose value the block changes in place: `y[i] = ...`, `xs.append(...)`."""
+    """Names whose value the block changes in place: `y[i] = ...`, `xs.append(...)`, `d.update(...)`,
+    `z.fill(...)`, `np.copyto(z, ...)`, `f(..., out=z)` (srcad's normalizer writes most of these
+    as `z[...] = ...`; the others are named here so that a new spelling cannot slip past)."""
     out = set()
     for st in block:
         for n in ast.walk(st):
-            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
                 base = n.value
-                while isinstance(base, ast.Subscript):
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
                     base = base.value
                 if isinstance(base, ast.Name):
                     out.add(base.id)
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                    and n.func.attr in _CHANGES_RECEIVER:
-                out.add(n.func.value.id)
+            elif isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in _CHANGES_RECEIVER \
+                        and f.value.id not in _MODULES:
+                    out.add(f.value.id)
+                if isinstance(f, ast.Attribute) and f.attr in _writes_first() and n.args \
+                        and isinstance(n.args[0], ast.Name):
+                    out.add(n.args[0].id)
+                for kw in n.keywords:
+                    if kw.arg == "out":
+                        for t in (kw.value.elts if isinstance(kw.value, ast.Tuple) else [kw.value]):
+                            if isinstance(t, ast.Name):
+                                out.add(t.id)
     return out
 
 
@@ -233,10 +266,15 @@ def _exposed(block, bound, tape):
             e2, b2 = _exposed(st.orelse, bound, tape)
             out |= e1 | e2
             bound = (b1 & b2) | (bound & b1 & b2)
+        elif isinstance(st, ast.AugAssign):        # `v += e` reads v, then binds it
+            out |= (_reads(st.value) | _reads(st.target) | ({st.target.id} if isinstance(st.target, ast.Name)
+                                                            else set())) - bound
+            bound = bound | ({st.target.id} if isinstance(st.target, ast.Name) else set())
         elif isinstance(st, (ast.For, ast.While)):
             head = st.iter if isinstance(st, ast.For) else st.test
             out |= _reads(head) - bound
-            inner = bound | ({st.target.id} if isinstance(st, ast.For) and isinstance(st.target, ast.Name) else set())
+            inner = bound | ({n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+                             if isinstance(st, ast.For) else set())
             e, b = _exposed(st.body, inner, tape)
             out |= e
             bound &= b         # a pop in the body may have unbound a name; a binding may not have run
