@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from .. import tree as _tree
 from ..errors import SrcadError
 from ..runtime.rowsparse import RowSparse
+from ..transform.compile import source_lines
 
 
 
@@ -215,7 +216,7 @@ def _user_line(exc, mod, program):
             lineno = line
     if lineno is None:
         return ""
-    lines = program.text.splitlines()
+    lines = source_lines(program.text, False)
     source = re.search(r"\((.*):\d+\)", lines[0])
     for k in range(min(lineno, len(lines)) - 1, -1, -1):
         m = re.match(r"\s*# (?:adjoint of )?L(\d+): (.*)", lines[k])

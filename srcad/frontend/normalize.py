@@ -691,7 +691,8 @@ def _lift(node, parsed, where):
     else:   # a one-line def: its body as srcad reads it
         node.lineno = node.col_offset = 0
         text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))) + "\n"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    from ..transform.compile import source_lines
+    linecache.cache[filename] = (len(text), None, source_lines(text), filename)
     ns = {}
     exec(compile(text, filename, "exec"), parsed.func.__globals__, ns)
     return ns[node.name]
