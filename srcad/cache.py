@@ -343,15 +343,27 @@ def _holds(path, source):
         return False
 
 
+def file_stem(name):
+    """The function's name as the stem of a cache file: ASCII letters, digits and `_` only (any
+    other character, a path separator, `..`, NUL or a non-ASCII letter, becomes `_`), starting with
+    a letter or `_`, at most 64 characters. The file stays inside the cache directory whatever the
+    function's __name__, and its name matches what the eviction recognises."""
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", str(name))[:64]
+    return stem if stem and (stem[0].isalpha() or stem[0] == "_") else "f_" + stem
+
+
 def load(source, name, supplied):
     """A module running `source`, with srcad's free names supplied. Its file in the cache
     directory (or, when there is none, its text in linecache) is what tracebacks show."""
     h = digest(source)
+    name = file_stem(name)
     modname = f"srcad_generated.{name}_{h}"
     d = _open_dir()
     filename = None
     if d is not None:
         path = d / f"{name}_{h}.py"
+        if path.parent != d:            # (file_stem keeps every name inside d; this says so)
+            raise AssertionError(f"srcad: cache file {path} outside {d}")
         if _store(d, path, source):
             filename = str(path)
     if filename is None:

@@ -67,3 +67,81 @@ def test_source_lines_match_python_numbering():
     assert sorted({ins.positions.lineno for ins in __import__("dis").get_instructions(code)
                    if ins.positions.lineno}) == [1, 2, 3, 4]
     assert source_lines(text, False) == ["a = 1  # \f\u2028\x85", "b = 2", "c = 3", "d = 4"]
+
+
+# ---- a function's __name__ never leaves the cache directory ----------------------------------------
+@pytest.mark.parametrize("name", ["../../escape", "a/b", "..", "x\0y", "größe", "9lives", "class", "a b",
+                                  "..\\..\\win", "/abs/path"])
+def test_cache_file_names_stay_inside_the_directory(tmp_path, monkeypatch, name):
+    from srcad import cache
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SRCAD_CACHE_DIR", str(d))
+    monkeypatch.setitem(cache._disk, "dir", None)
+    monkeypatch.setitem(cache._disk, "bad", None)
+    before = set(tmp_path.rglob("*"))
+
+    def f(x):
+        return np.sum(np.sin(x) * x)
+    f.__name__ = name
+    x = np.array([0.5, 1.5, -0.25])
+    np.testing.assert_allclose(srcad.grad(f)(x), np.cos(x) * x + np.sin(x), rtol=1e-13)
+    np.testing.assert_allclose(srcad.hessian(f)(x), np.diag(2 * np.cos(x) - np.sin(x) * x), rtol=1e-12, atol=1e-15)
+    new = set(tmp_path.rglob("*")) - before
+    files = [p for p in new if p.is_file()]
+    assert files and all(p.parent == d for p in files), files
+    assert all(cache._FILE.match(p.name) for p in files if p.name != cache._TAG)   # eviction sees them
+    assert not [p for p in tmp_path.parent.iterdir() if "escape" in p.name or "win" in p.name]
+
+
+def test_file_stem():
+    from srcad.cache import file_stem
+    for name in ["../../x", "a/b", "\0", "", "9", "größe", "x" * 500]:
+        stem = file_stem(name)
+        assert stem.isidentifier() and stem.isascii() and len(stem) <= 66 and "/" not in stem
+
+
+# ---- kernels' index errors are named errors --------------------------------------------------------
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+@pytest.mark.parametrize("bad", [5, 3, -4])
+def test_segment_ids_out_of_range(op, bad):
+    fn = getattr(srcad.sparse, "segment_" + op)
+    data = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(InputError, match=rf"segment_{op}: segment_ids holds {bad}, outside -3\.\.2"):
+        fn(data, np.array([0, 1, bad, 1]), 3)
+
+    def f(d):
+        return np.sum(fn(d, np.array([0, 1, bad, 1]), 3) ** 2)
+    with pytest.raises(InputError, match="segment_ids"):
+        srcad.grad(f)(data)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_negative_segment_ids_count_from_the_end(op):
+    data = np.array([[1.0, 5.0], [2.0, -1.0], [3.0, 0.5], [-2.0, 4.0]])
+    ids = np.array([0, -1, 2, 1])
+    ref_ids = ids % 3
+    out = getattr(srcad.sparse, "segment_" + op)(data, ids, 3)
+    red = {"sum": np.sum, "max": np.max, "min": np.min}[op]
+    ref = np.array([red(data[ref_ids == s], axis=0) for s in range(3)])
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("bad", [5, -4])
+@pytest.mark.parametrize("factored", [False, True])
+def test_accumulate_rowsparse_rows_out_of_range(bad, factored):
+    from srcad.runtime.rowsparse import RowSparse
+    acc = np.arange(6.0).reshape(3, 2)
+    keep = acc.copy()
+    idx = np.array([0, bad])
+    g = (RowSparse.outer(idx, np.array([1.0, 2.0]), np.array([3.0, 4.0]), (3, 2)) if factored
+         else RowSparse(idx, np.ones((2, 2)), (3, 2)))
+    with pytest.raises(InputError, match=rf"srcad.accumulate\(acc, g\): g is a srcad.RowSparse whose indices hold {bad}"):
+        srcad.accumulate(acc, g)
+    np.testing.assert_array_equal(acc, keep)           # all or nothing
+    with pytest.raises(InputError, match="RowSparse of shape"):
+        RowSparse(idx, np.ones((2, 2)), (3, 2)).todense()
+    # in range, negative rows count from the end as in numpy
+    good = RowSparse(np.array([0, -1, 0]), np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), (3, 2))
+    ref = keep.copy()
+    np.add.at(ref, np.array([0, -1, 0]), good.values)
+    np.testing.assert_array_equal(srcad.accumulate(acc, good), ref)

@@ -77,4 +77,16 @@ def accumulate(acc, g):
     """Add the gradient g into acc in place and return acc: dense arrays, srcad.RowSparse, scipy
     sparse gradients with acc's pattern (or tuples/lists of these). The same bits for any
     thread count."""
-    return _ops.accumulate(acc, g)
+    from ..errors import InputError
+    try:
+        return _ops.accumulate(acc, g)
+    except InputError as exc:
+        where = getattr(exc, "srcad_index", None)
+        if where is None:
+            raise
+        bad, n, count, total = where
+        raise InputError(f"srcad.accumulate(acc, g): g is a srcad.RowSparse whose indices hold {bad}, outside "
+                         f"-{n}..{n - 1} for an accumulator of {n} rows ({count} of its {total} indices). "
+                         f"Accumulate into an array of the gradient's shape, or build the RowSparse with "
+                         f"indices inside it (acc is unchanged, but for the leaves before this one "
+                         f"of a tuple, list or dict).") from None
