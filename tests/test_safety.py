@@ -145,3 +145,106 @@ def test_accumulate_rowsparse_rows_out_of_range(bad, factored):
     ref = keep.copy()
     np.add.at(ref, np.array([0, -1, 0]), good.values)
     np.testing.assert_array_equal(srcad.accumulate(acc, good), ref)
+
+
+# ---- sparse structure caches never serve a pattern that changed ----------------------------------
+def _refill(rng, indptr, indices, data, n_cols, fmt_rows):
+    """Refill CSR/CSC buffers in place with a new random sorted pattern of the same size."""
+    per = np.diff(indptr)
+    for i in range(len(per)):
+        indices[indptr[i]:indptr[i + 1]] = np.sort(rng.choice(n_cols, per[i], replace=False))
+    data[:] = rng.normal(size=len(data))
+
+
+def _min_by(groups, values, n):
+    out = np.full(n, np.inf)
+    np.minimum.at(out, groups, values)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("cls", ["array", "matrix"])
+def test_index_buffers_refilled_in_place(fmt, cls):
+    rng = np.random.default_rng(3)
+    m, n, per = 9, 7, 3
+    n_major, n_minor = (m, n) if fmt == "csr" else (n, m)
+    indptr = np.arange(0, n_major * per + 1, per, dtype=np.int32)
+    indices = np.empty(n_major * per, np.int32)
+    data = np.empty(n_major * per)
+    make = getattr(sp, f"{fmt}_{cls}")
+
+    def loss(A, x):
+        return np.sum((A.T @ x) ** 2) + np.sum(srcad.sparse.reduce_min(A, axis=0) * np.arange(1.0, n + 1))
+
+    grad = srcad.grad(loss, wrt=(0, 1))
+    for it in range(5):
+        _refill(rng, indptr, indices, data, n_minor, per)
+        A = make((data, indices, indptr), shape=(m, n))      # shares the buffers
+        x = rng.normal(size=m)
+        D = A.toarray()
+        coo = A.tocoo()
+        cols_min = _min_by(coo.col, coo.data, n)
+        np.testing.assert_array_equal(srcad.sparse.reduce_min(A, axis=0), cols_min)
+        np.testing.assert_allclose(srcad.sparse.matmul(A.T.tocsr() if fmt == "csr" else A.T, x), D.T @ x, rtol=1e-13)
+        gA, gx = grad(A, x)
+        np.testing.assert_allclose(gx, 2 * D @ (D.T @ x), rtol=1e-12, atol=1e-14)
+        # d/dA_ij: 2 x_i (A^T x)_j, plus the weight of column j at the entry holding its minimum
+        dense = 2 * np.outer(x, D.T @ x)
+        ref = dense[coo.row, coo.col] + np.where(coo.data == cols_min[coo.col], np.arange(1.0, n + 1)[coo.col], 0.0)
+        got = gA.tocoo()
+        order_ref = np.lexsort((coo.col, coo.row))
+        order_got = np.lexsort((got.col, got.row))
+        np.testing.assert_allclose(got.data[order_got], ref[order_ref], rtol=1e-12, atol=1e-14)
+
+
+def test_coo_coordinates_refilled_in_place():
+    rng = np.random.default_rng(5)
+    m, n, nnz = 8, 6, 20
+    row, col, data = np.empty(nnz, np.int32), np.empty(nnz, np.int32), np.empty(nnz)
+    for it in range(4):
+        row[:], col[:], data[:] = rng.integers(0, m, nnz), rng.integers(0, n, nnz), rng.normal(size=nnz)
+        A = sp.coo_array((data, (row, col)), shape=(m, n))
+        X = rng.normal(size=(n, 2))
+        G = rng.normal(size=(m, 2))
+        D = A.toarray()
+        np.testing.assert_allclose(srcad.sparse.matmul(A, X), D @ X, rtol=1e-12)
+        np.testing.assert_allclose(srcad.grad(lambda A, G: np.sum(A.T @ G), wrt=1)(A, G),
+                                   np.tile(D.sum(axis=1)[:, None], (1, 2)), rtol=1e-12)
+        mx = np.full(m, -np.inf)
+        np.maximum.at(mx, row, np.bincount(row * n + col, weights=data, minlength=m * n)[row * n + col])
+        np.testing.assert_array_equal(srcad.sparse.reduce_max(A, axis=1), mx)
+
+
+def test_a_refill_out_of_range_is_caught_again():
+    indptr = np.array([0, 2, 3], np.int32)
+    indices = np.array([0, 2, 1], np.int32)
+    A = sp.csr_array((np.ones(3), indices, indptr), shape=(2, 3))
+    np.testing.assert_array_equal(srcad.sparse.matmul(A, np.ones(3)), [2.0, 1.0])
+    indices[1] = 7                                  # refilled with a column the shape has not
+    with pytest.raises(InputError, match="column index 7"):
+        srcad.sparse.matmul(A, np.ones(3))
+
+
+def test_fingerprint_sees_every_change():
+    from srcad import _kernels as K
+    rng = np.random.default_rng(0)
+    for n in [0, 1, 3, 1000, (1 << 16) * 3 + 5]:
+        a = rng.integers(0, 50, n).astype(np.int32)
+        fp = K.fingerprint(a)
+        assert fp == K.fingerprint(a.copy())
+        for t in (1, 2):
+            K.set_num_threads(t)
+            try:
+                assert K.fingerprint(a) == fp          # the same for any thread count
+            finally:
+                K.set_num_threads(K._default_num_threads())
+        if n >= 2:
+            b = a.copy()
+            i, j = 0, n - 1
+            b[i], b[j] = a[j] + 1, a[i]
+            assert K.fingerprint(b) != fp
+            c = a.copy()
+            c[n // 2] += 1
+            assert K.fingerprint(c) != fp
+            assert K.fingerprint(a[:-1]) != fp
+        assert K.fingerprint(a.astype(np.int64)) != fp or n == 0

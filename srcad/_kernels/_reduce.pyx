@@ -434,3 +434,58 @@ cdef inline void _segment_row_vjp(const key_t* ids, const real_t* data, const re
             gdata[r * d + c] = g[s * d + c] / counts[s * d + c]
         else:
             gdata[r * d + c] = 0
+
+
+# ---- fingerprints of index arrays ------------------------------------------------------------------
+from libc.stdint cimport uint32_t, uint64_t
+
+cdef enum:
+    FP_BLOCK = 1 << 16         # words a task hashes (256 KiB)
+
+
+cdef inline uint64_t _fp_words(const uint32_t* w, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Two sums over the 4-byte words of w[lo:hi]: of a mix (MurmurHash3's 32-bit finaliser) of
+    each word xored with a key of its position, and of that mix times an odd weight of the
+    position. Plain 32-bit arithmetic the compiler vectorises."""
+    cdef uint32_t s1 = 0, s2 = 0, x, i
+    cdef uint32_t a = <uint32_t>lo, b = <uint32_t>(hi - lo)
+    cdef const uint32_t* p = w + lo
+    for i in range(b):
+        x = p[i] ^ ((a + i) * <uint32_t>0x9E3779B9u)
+        x ^= x >> 16
+        x *= <uint32_t>0x85EBCA6Bu
+        x ^= x >> 13
+        x *= <uint32_t>0xC2B2AE35u
+        x ^= x >> 16
+        s1 += x
+        s2 += x * (2 * (a + i) + 1)
+    return (<uint64_t>s1 << 32) | s2
+
+
+def fingerprint(const uint32_t[::1] words, int nt):
+    """A 64-bit fingerprint of the 4-byte words of an array: any change of content, order or
+    length changes it but with chance about 2**-64 (not a defence against a chosen collision).
+    Blocks are hashed in parallel and their sums added, so the value does not depend on the
+    thread count; one thread never enters a parallel region."""
+    cdef Py_ssize_t n = words.shape[0], blocks = (n + FP_BLOCK - 1) // FP_BLOCK, b
+    cdef uint64_t h = 0, hi = 0, lo = 0, part_b
+    cdef const uint32_t* p = &words[0] if n else NULL
+    if n == 0:
+        return 0
+    if nt <= 1 or blocks == 1:
+        h = _fp_words(p, 0, n)
+    else:
+        part = np.zeros(blocks, np.uint64)
+        _fp_blocks(p, n, blocks, part, nt)
+        for b in range(blocks):
+            part_b = part[b]
+            hi += part_b >> 32
+            lo += part_b & <uint64_t>0xFFFFFFFF
+        h = ((hi & <uint64_t>0xFFFFFFFF) << 32) | (lo & <uint64_t>0xFFFFFFFF)
+    return h
+
+
+cdef void _fp_blocks(const uint32_t* p, Py_ssize_t n, Py_ssize_t blocks, uint64_t[::1] part, int nt) noexcept:
+    cdef Py_ssize_t b
+    for b in prange(blocks, nogil=True, schedule='static', num_threads=nt):
+        part[b] = _fp_words(p, b * FP_BLOCK, min(n, (b + 1) * FP_BLOCK))

@@ -518,3 +518,9 @@ def dense_jvp(x_dot, x, how="toarray"):
     if sp.issparse(x_dot):
         return getattr(so._like(x, so._values_at(x_dot, x)) if not _same_pattern(x_dot, x) else x_dot, how)()
     return np.asarray(x_dot) if how == "toarray" else np.asmatrix(x_dot)
+
+
+# each helper fingerprints a pattern's index arrays once per call (pattern_cache.py)
+from . import pattern_cache as _pc  # noqa: E402
+
+_pc.scope_module(globals(), __all__)
