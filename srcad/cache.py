@@ -49,6 +49,17 @@ _RESCAN_EVERY = 256      # new files written between two scans of the directory 
 _TEXTS = {}              # key -> (text, supplied names, main function name, watch)
 _MODULES = {}            # key -> loaded module
 _lock = threading.RLock()
+
+
+def _after_fork_in_child():
+    """A child forked while another thread compiled (holding _lock) would wait for it forever:
+    the child gets a fresh lock (the compiling thread does not exist there)."""
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 _seen = {"generation": None}
 _cleared = [0]           # clear_memory() calls: a Handle then looks its module up again
 # the usable directory, a refused one, whether the one warning went out, new files written, and

@@ -248,3 +248,112 @@ def test_fingerprint_sees_every_change():
             assert K.fingerprint(c) != fp
             assert K.fingerprint(a[:-1]) != fp
         assert K.fingerprint(a.astype(np.int64)) != fp or n == 0
+
+
+# ---- fork safety -----------------------------------------------------------------------------------
+_FORK_SCRIPT = r'''
+import os, sys, threading, time, multiprocessing as mp
+import numpy as np, scipy.sparse as sp
+import srcad
+from srcad import _kernels as K
+
+K.set_num_threads(2)
+rng = np.random.default_rng(0)
+A = sp.random(2000, 2000, density=0.02, format="csr", random_state=1)
+X = rng.normal(size=(2000, 8))
+assert A.nnz * 8 >= K.SERIAL_WORK
+D = A.toarray()
+srcad.sparse.matmul(A, X)                       # a parallel region in the parent
+srcad.sparse.reduce_max(A, axis=0)
+
+
+def loss(A, X):
+    return np.sum((A @ X) ** 2)
+
+
+def work():
+    """Kernels (and a compile) in the child, against numpy; 0 when right."""
+    ok = np.allclose(srcad.sparse.matmul(A, X), D @ X, rtol=1e-12)
+    ok &= np.array_equal(srcad.sparse.reduce_max(A, axis=1), np.array([
+        A.data[A.indptr[i]:A.indptr[i + 1]].max() if A.indptr[i + 1] > A.indptr[i] else -np.inf
+        for i in range(A.shape[0])]))
+    def fresh(A, X):
+        return np.sum((A @ X) ** 2) + 0.0
+    g = srcad.grad(fresh, wrt=1)(A, X)
+    ok &= np.allclose(g, 2 * D.T @ (D @ X), rtol=1e-10)
+    return 0 if ok else 3
+
+
+def wait(pid, limit=60):
+    t = time.time()
+    while time.time() - t < limit:
+        r, st = os.waitpid(pid, os.WNOHANG)
+        if r:
+            return os.waitstatus_to_exitcode(st)
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return "hung"
+
+
+def fork_and_work():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(work())
+    return wait(pid)
+
+
+results = {"plain fork": fork_and_work()}
+
+# a fork while other threads hold srcad's locks (a compile, the pattern cache, the memory pool)
+from srcad import cache, _kernels
+from srcad._kernels import _pool
+from srcad.runtime import pattern_cache
+held, release = threading.Event(), threading.Event()
+def hold():
+    with cache._lock, pattern_cache._LOCK, _pool._lock:
+        held.set()
+        release.wait()
+t = threading.Thread(target=hold)
+t.start()
+held.wait()
+results["fork while locks are held"] = fork_and_work()
+release.set()
+t.join()
+
+ctx = mp.get_context("fork")
+with ctx.Pool(1) as pool:
+    r = pool.apply_async(work)
+    try:
+        results["multiprocessing fork pool"] = r.get(timeout=60)
+    except mp.TimeoutError:
+        results["multiprocessing fork pool"] = "hung"
+        pool.terminate()
+print(results)
+sys.exit(0 if all(v == 0 for v in results.values()) else 1)
+'''
+
+
+def test_kernels_and_compiles_work_in_a_forked_child(tmp_path):
+    script = tmp_path / "fork_child.py"
+    script.write_text(_FORK_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(srcad.__file__)))] + sys.path)}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_set_num_threads_in_a_child_forked_after_a_parallel_kernel(tmp_path):
+    from srcad import _kernels as K
+    saved = dict(K._fork), K.get_num_threads()
+    try:
+        K._fork.update(parallel_ran=True, single=False)
+        K._after_fork_in_child()                  # what os.register_at_fork runs in the child
+        assert K.get_num_threads() == 1
+        with pytest.warns(RuntimeWarning, match="forked after srcad's kernels ran in parallel"):
+            K.set_num_threads(2)
+        assert K.get_num_threads() == 1
+    finally:
+        K._fork.clear()
+        K._fork.update(saved[0])
+        K.set_num_threads(saved[1])

@@ -68,13 +68,37 @@ def _default_num_threads():
 
 
 _num_threads = _default_num_threads()
+# fork safety: GNU OpenMP keeps its worker threads in a pool that a child made by fork() does not
+# have (only the forking thread survives); a parallel region in the child waits for them forever.
+# After a kernel ran in parallel, a forked child runs the kernels on one thread (no parallel region).
+_fork = {"parallel_ran": False, "single": False}
+
+
+def _after_fork_in_child():
+    global _num_threads
+    if _fork["parallel_ran"]:
+        _fork["single"] = True
+        _num_threads = 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def set_num_threads(n):
-    """Set the number of threads the kernels use (an int >= 1)."""
+    """Set the number of threads the kernels use (an int >= 1). In a process forked after srcad
+    ran a kernel in parallel the kernels stay on one thread (OpenMP's threads did not survive the
+    fork), with a warning when more are asked for."""
     global _num_threads
     if int(n) != n or n < 1:
         raise ValueError(f"number of threads must be an integer >= 1, got {n!r}")
+    if _fork["single"] and n > 1:
+        import warnings
+        warnings.warn(f"srcad.set_num_threads({n}) in a process forked after srcad's kernels ran in parallel: "
+                      f"the kernels stay on one thread here (the OpenMP runtime's threads did not survive the "
+                      f"fork, and a parallel region would wait for them forever). Start worker processes "
+                      f"with the 'spawn' or 'forkserver' method to use more.", RuntimeWarning, stacklevel=2)
+        return
     _num_threads = int(n)
 
 
@@ -98,7 +122,10 @@ SERIAL_WORK = 1 << 16
 
 def _threads(work=None):
     """The thread count for a kernel call of `work` units (None: the configured count)."""
-    return 1 if work is not None and work < SERIAL_WORK else _num_threads
+    if (work is not None and work < SERIAL_WORK) or _num_threads == 1:
+        return 1
+    _fork["parallel_ran"] = True
+    return _num_threads
 
 
 def _run(kernel, *args, work=None, index=None):

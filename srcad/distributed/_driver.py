@@ -51,6 +51,16 @@ _LOCAL = {}                  # the LocalCluster and Client srcad started itself,
 _LOCK = threading.Lock()
 
 
+def _after_fork_in_child():
+    global _LOCK
+    _LOCK = threading.Lock()
+    _LOCAL.clear()           # the parent's cluster and client are the parent's
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _client(client):
     """The client to use: the given one, the current Dask client, or a LocalCluster of worker
     processes that srcad starts once per process (closed at exit)."""

@@ -15,6 +15,7 @@ lookup fingerprints again.
 """
 import collections
 import inspect
+import os
 import threading
 import weakref
 
@@ -129,3 +130,14 @@ def scope_module(namespace, names):
         fn = namespace.get(name)
         if callable(fn) and not hasattr(fn, "srcad_scoped") and inspect.isfunction(fn):
             namespace[name] = scoped(fn)
+
+
+def _after_fork_in_child():
+    """A fork while another thread held the lock would leave it held forever in the child."""
+    global _LOCK, _TLS
+    _LOCK = threading.Lock()
+    _TLS = threading.local()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
