@@ -1,6 +1,7 @@
 """The client side (program, scatter, tree reduction) and the worker side (compile once, run a
 shard, add two partial results) of srcad.distributed.value_and_grad."""
 import atexit
+import collections
 import hashlib
 import inspect
 import os
@@ -26,15 +27,49 @@ class ShardError(SrcadError):
 
 class Program:
     """What travels to the workers: the generated module's text, the objects srcad supplies to it
-    (values of the user's globals that are not plain constants), and the function to call."""
+    (the values of the user's globals and closure variables that the code reads), and the function
+    to call. Its digest covers the text and the content of every supplied value, so a worker's
+    compiled module (cached by digest) runs with exactly these values: two closures of the same
+    code over other arrays, or a global rebound or changed in place, make another program."""
 
     def __init__(self, text, supplied, main, fname, seed_name):
         self.text, self.supplied, self.main = text, supplied, main
         self.fname, self.seed_name = fname, seed_name
-        self.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        h = hashlib.sha256(text.encode())
+        h.update(supplied_digest(supplied))
+        self.digest = h.hexdigest()[:32]
 
     def __repr__(self):
         return f"<srcad program {self.main} {self.digest}>"
+
+
+def supplied_digest(supplied):
+    """A digest of the names and the content of the values srcad supplies to a generated module:
+    arrays (dense and scipy sparse) by dtype, shape and a fingerprint of their bytes, anything else
+    by its pickle (cloudpickle, as Dask sends it); an object that does not pickle by its identity."""
+    h = hashlib.sha256()
+    for name in sorted(supplied):
+        h.update(name.encode() + b"\0")
+        h.update(_value_digest(supplied[name]))
+    return h.digest()
+
+
+def _value_digest(v):
+    from .. import _kernels
+    if isinstance(v, np.ndarray) and not v.dtype.hasobject:
+        return repr((type(v).__name__, v.dtype.str, v.shape, _kernels.fingerprint(v))).encode()
+    if sp.issparse(v):
+        parts = [getattr(v, a) for a in ("data", "indices", "indptr", "row", "col", "offsets")
+                 if isinstance(getattr(v, a, None), np.ndarray)]
+        return repr((type(v).__name__, v.shape, v.format, [_value_digest(a) for a in parts])).encode()
+    try:
+        try:
+            import cloudpickle as pickler
+        except ImportError:
+            import pickle as pickler
+        return hashlib.sha256(pickler.dumps(v)).digest()
+    except Exception:       # an object that does not pickle cannot travel either: Dask says so
+        return repr(("id", type(v).__qualname__, id(v))).encode()
 
 
 def _dask():
@@ -124,9 +159,9 @@ def value_and_grad(f, wrt=0, client=None, reduce="sum", **options):
             raise SrcadError("srcad.distributed.value_and_grad needs at least one shard")
         c = _client(client)
         t0 = time.perf_counter()
-        if state["program"] is None:
-            state["program"] = _program(f, wrt, options)
-        program, pre = state["program"]
+        # the program as f's code and the values it reads are now (srcad's cache: identity tests),
+        # sent again when its digest (text and supplied values' content) changed
+        program, pre = _program(f, wrt, options)
         params = pre + params
         key = (id(c), program.digest)
         if key not in state["scattered"]:      # the text travels once per client; workers compile it once
@@ -181,15 +216,21 @@ def _nbytes(tree):
 
 
 # ---- worker side ---------------------------------------------------------------------------
-_MODULES = {}                # per worker process: program digest -> loaded generated module
+_MODULES = collections.OrderedDict()    # per worker process: program digest -> loaded module
+_MODULES_MAX = 32
 
 
 def _function(program):
+    """The loaded module of a program, by its digest (text and supplied values), and its main function."""
     mod = _MODULES.get(program.digest)
     if mod is None:
         from .. import cache
         mod = cache.load(program.text, program.fname, program.supplied)
         _MODULES[program.digest] = mod
+        while len(_MODULES) > _MODULES_MAX:
+            _MODULES.popitem(last=False)
+    else:
+        _MODULES.move_to_end(program.digest)
     return mod, getattr(mod, program.main)
 
 
