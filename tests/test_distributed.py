@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -292,3 +293,30 @@ def test_a_rebound_or_modified_global_is_seen(client):
         np.testing.assert_allclose(g, sum(_weighted_grad(np.full(6, 7.0), w, *s) for s in shards), rtol=1e-12)
     finally:
         WEIGHTS = saved
+
+
+def test_a_killed_worker_is_a_shard_error_naming_the_shard():
+    import signal
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    try:
+        rng = np.random.default_rng(13)
+        w = rng.normal(size=3)
+        workers = sorted(c.scheduler_info()["workers"])
+        held = _shards(rng, 1)[0]
+        on_victim = c.scatter([held], workers=[workers[0]], hash=False)[0]
+        plain = _shards(rng, 1)[0]
+        vg = sd.value_and_grad(least_squares, client=c)
+        _, g = vg(w, shards=[plain, on_victim])
+        np.testing.assert_allclose(g, least_squares_grad(w, *plain) + least_squares_grad(w, *held), rtol=1e-12)
+        pid = c.run(os.getpid, workers=[workers[0]])[workers[0]]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.time() + 30                 # until the scheduler has seen it go
+        while workers[0] in c.scheduler_info()["workers"] and time.time() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(sd.ShardError, match=r"^.*shard 1: Dask lost the task or its data") as err:
+            vg(w, shards=[plain, on_victim])
+        assert isinstance(err.value, srcad.SrcadError) and "scatter it again" in str(err.value)
+    finally:
+        c.close()
+        cluster.close()

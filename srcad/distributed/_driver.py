@@ -164,28 +164,34 @@ def value_and_grad(f, wrt=0, client=None, reduce="sum", **options):
         program, pre = _program(f, wrt, options)
         params = pre + params
         key = (id(c), program.digest)
-        if key not in state["scattered"]:      # the text travels once per client; workers compile it once
-            state["scattered"] = {key: c.scatter(program, broadcast=True, hash=False)}
-        prog_f = state["scattered"][key]
-        params_f = c.scatter([params], broadcast=True, hash=False)[0]
-        futures = []
-        for k, s in enumerate(shards):
-            if not _is_future(s):
-                if not isinstance(s, (tuple, list)):
-                    raise SrcadError(f"shard {k} must be a tuple of the arguments that follow the parameters "
-                                     f"(or a Dask Future of one), not {type(s).__name__}")
-                s = c.scatter([tuple(s)], hash=False)[0]
-            futures.append(c.submit(_run_shard, prog_f, params_f, s, k, pure=False))
-        sizes = c.gather(c.map(_result_bytes, futures, pure=False))
-        n = len(futures)
-        while len(futures) > 1:               # a fixed tree: the same sums in the same order every run
-            pairs = [c.submit(_combine, futures[i], futures[i + 1], pure=False)
-                     for i in range(0, len(futures) - 1, 2)]
-            futures = pairs + futures[len(futures) - len(futures) % 2:]
-        result = futures[0]
-        if reduce == "mean":
-            result = c.submit(_scale, result, 1.0 / n, pure=False)
-        value, g = result.result()
+        futures, inputs, runs = [], [], []
+        try:
+            if key not in state["scattered"]:      # the text travels once per client; workers compile it once
+                state["scattered"] = {key: c.scatter(program, broadcast=True, hash=False)}
+            prog_f = state["scattered"][key]
+            params_f = c.scatter([params], broadcast=True, hash=False)[0]
+            for k, s in enumerate(shards):
+                if not _is_future(s):
+                    if not isinstance(s, (tuple, list)):
+                        raise SrcadError(f"shard {k} must be a tuple of the arguments that follow the parameters "
+                                         f"(or a Dask Future of one), not {type(s).__name__}")
+                    s = c.scatter([tuple(s)], hash=False)[0]
+                inputs.append(s)
+                futures.append(c.submit(_run_shard, prog_f, params_f, s, k, pure=False))
+            runs = list(futures)
+            sizes = c.gather(c.map(_result_bytes, futures, pure=False))
+            n = len(futures)
+            while len(futures) > 1:               # a fixed tree: the same sums in the same order every run
+                pairs = [c.submit(_combine, futures[i], futures[i + 1], pure=False)
+                         for i in range(0, len(futures) - 1, 2)]
+                futures = pairs + futures[len(futures) - len(futures) % 2:]
+            result = futures[0]
+            if reduce == "mean":
+                result = c.submit(_scale, result, 1.0 / n, pure=False)
+            value, g = result.result()
+        except _lost_errors() as exc:
+            state["scattered"] = {}              # the program may be gone with the worker: send it again
+            raise _lost(exc, runs, inputs) from None
         vg.last_stats = {"shards": n, "seconds": time.perf_counter() - t0,
                          "param_bytes": _nbytes(params) * len(c.scheduler_info()["workers"]),
                          "gradient_bytes": int(sum(sizes)), "result_bytes": _nbytes(g)}
@@ -195,6 +201,39 @@ def value_and_grad(f, wrt=0, client=None, reduce="sum", **options):
     vg.__name__ = getattr(f, "__name__", "value_and_grad")
     vg.__doc__ = f"srcad.distributed.value_and_grad of {vg.__name__}"
     return vg
+
+
+def _lost_errors():
+    """What Dask raises when a task or its data is lost (a worker killed, out of memory, gone)."""
+    import asyncio
+    import concurrent.futures
+    kinds = [asyncio.CancelledError, concurrent.futures.CancelledError]
+    for module, name in (("distributed.client", "FutureCancelledError"), ("distributed.scheduler", "KilledWorker"),
+                         ("distributed", "KilledWorker"), ("distributed.comm.core", "CommClosedError")):
+        kind = getattr(sys.modules.get(module), name, None)
+        if isinstance(kind, type):
+            kinds.append(kind)
+    return tuple(kinds)
+
+
+def _lost(exc, runs, inputs):
+    """ShardError naming the shards whose task or data Dask lost."""
+    def status(x):
+        return getattr(x, "status", None) if _is_future(x) else None
+    # the root cause first: a shard's own data lost, then a task lost or failed, then one cancelled after
+    bad = ([k for k, s in enumerate(inputs) if status(s) in ("cancelled", "lost", "error")]
+           or [k for k, r in enumerate(runs) if status(r) in ("lost", "error")]
+           or [k for k, r in enumerate(runs) if status(r) == "cancelled"])
+    if not runs:
+        return ShardError(
+            f"a worker was lost while srcad sent the program, the parameters or the shards ({type(exc).__name__}: "
+            f"{exc}): it died (killed, out of memory, its machine gone). Call again once the cluster has "
+            f"replaced it; a shard scattered to that worker is gone with it: scatter it again.")
+    which = f"shard {bad[0]}" if len(bad) == 1 else (f"shards {', '.join(map(str, bad))}" if bad else "a shard")
+    return ShardError(
+        f"{which}: Dask lost the task or its data ({type(exc).__name__}: {exc}): the worker that held it "
+        f"died (killed, out of memory, its machine gone). A shard scattered to that worker is gone with it; "
+        f"scatter it again (or pass the shard as a tuple, which srcad sends with each call) and call again.")
 
 
 def _is_future(x):
