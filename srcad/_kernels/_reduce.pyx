@@ -265,21 +265,43 @@ def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
             at[:] = -1
         return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
     if not use_pos:
-        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+        if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+            with nogil:
+                b = 0
+                while b < n:
+                    if is_max:
+                        e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap, n)
+                    else:
+                        e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap, n)
+                    if e:
+                        errp[0] = e
+                    b = b + BLOCK
+        else:
+            for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+                if is_max:
+                    e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap, n)
+                else:
+                    e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap, n)
+                if e:
+                    errp[0] = e
+        return err
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(n):
+                if is_max:
+                    e = _group_extreme_at(pp, ps, n_pos, x, nnz, True, o, b)
+                else:
+                    e = _group_extreme_at(pp, ps, n_pos, x, nnz, False, o, b)
+                if e:
+                    errp[0] = e
+    else:
+        for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
             if is_max:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap, n)
+                e = _group_extreme_at(pp, ps, n_pos, x, nnz, True, o, b)
             else:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap, n)
+                e = _group_extreme_at(pp, ps, n_pos, x, nnz, False, o, b)
             if e:
                 errp[0] = e
-        return err
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
-        if is_max:
-            e = _group_extreme_at(pp, ps, n_pos, x, nnz, True, o, b)
-        else:
-            e = _group_extreme_at(pp, ps, n_pos, x, nnz, False, o, b)
-        if e:
-            errp[0] = e
     return err
 
 
@@ -301,15 +323,31 @@ def group_extreme_vjp(const index_t[::1] ptr, const index_t[::1] pos, bint use_p
     if nnz == 0:
         return 0 if use_pos or (ptr[0] == 0 and ptr[n] == 0) else 2
     if not use_pos:
-        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
-            e = _block_extreme_vjp(pp, b, min(b + BLOCK, n), x, nnz, v, gp, out)
+        if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+            with nogil:
+                b = 0
+                while b < n:
+                    e = _block_extreme_vjp(pp, b, min(b + BLOCK, n), x, nnz, v, gp, out)
+                    if e:
+                        errp[0] = e
+                    b = b + BLOCK
+        else:
+            for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+                e = _block_extreme_vjp(pp, b, min(b + BLOCK, n), x, nnz, v, gp, out)
+                if e:
+                    errp[0] = e
+        return err
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(n):
+                e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
+                if e:
+                    errp[0] = e
+    else:
+        for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
+            e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
             if e:
                 errp[0] = e
-        return err
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
-        e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
-        if e:
-            errp[0] = e
     return err
 
 
@@ -365,10 +403,19 @@ def group_extreme_vjp_at(const index_t[::1] ptr, const real_t[::1] data,
         raise ValueError("vals, at and g need one entry per group, gdata one per entry")
     if nnz == 0:
         return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
-    for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
-        e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out, n)
-        if e:
-            errp[0] = e
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            b = 0
+            while b < n:
+                e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out, n)
+                if e:
+                    errp[0] = e
+                b = b + BLOCK
+    else:
+        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+            e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out, n)
+            if e:
+                errp[0] = e
     return err
 
 
@@ -392,8 +439,13 @@ def segment_extreme(const real_t[::1] data, const key_t[::1] ids, bint is_max,
     cdef const real_t* x = &data[0]
     cdef real_t* o = &out[0]
     cdef int64_t* cn = &counts[0]
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
-        _extreme_group(pp, ps, True, m, x, m, d, is_max, o, cn, b, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(n):
+                _extreme_group(pp, ps, True, m, x, m, d, is_max, o, cn, b, errp)
+    else:
+        for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
+            _extreme_group(pp, ps, True, m, x, m, d, is_max, o, cn, b, errp)
     return err
 
 
@@ -414,8 +466,13 @@ def segment_extreme_vjp(const real_t[::1] data, const key_t[::1] ids,
     cdef real_t* gd = &gdata[0]
     if d == 0:
         return 0
-    for r in prange(m, nogil=True, schedule='static', num_threads=nt):
-        _segment_row_vjp(ip, x, v, cn, gp, gd, r, n, d, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for r in range(m):
+                _segment_row_vjp(ip, x, v, cn, gp, gd, r, n, d, errp)
+    else:
+        for r in prange(m, nogil=True, schedule='static', num_threads=nt):
+            _segment_row_vjp(ip, x, v, cn, gp, gd, r, n, d, errp)
     return err
 
 
@@ -487,5 +544,10 @@ def fingerprint(const uint32_t[::1] words, int nt):
 
 cdef void _fp_blocks(const uint32_t* p, Py_ssize_t n, Py_ssize_t blocks, uint64_t[::1] part, int nt) noexcept:
     cdef Py_ssize_t b
-    for b in prange(blocks, nogil=True, schedule='static', num_threads=nt):
-        part[b] = _fp_words(p, b * FP_BLOCK, min(n, (b + 1) * FP_BLOCK))
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(blocks):
+                part[b] = _fp_words(p, b * FP_BLOCK, min(n, (b + 1) * FP_BLOCK))
+    else:
+        for b in prange(blocks, nogil=True, schedule='static', num_threads=nt):
+            part[b] = _fp_words(p, b * FP_BLOCK, min(n, (b + 1) * FP_BLOCK))
