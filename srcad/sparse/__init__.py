@@ -24,6 +24,11 @@ A[i:j], A.toarray, scipy.sparse.diags/hstack/vstack.
   patterns, every stored entry kept (scipy's `A + B` drops entries whose sum is zero, and with
   them their derivative; srcad asks for these where that happened).
 - `accumulate(acc, g)`: acc += g in place, deterministically (also `srcad.accumulate`).
+
+What srcad works out once per sparsity pattern (a transposed index, a sort, a bounds check) is
+cached, and used only while a fingerprint of the index arrays' content matches: index buffers a
+data loader refills in place between calls are read as they are now. Segment ids and RowSparse
+rows outside -n..n-1 raise srcad.InputError (an IndexError too) naming the argument.
 """
 from ..runtime import sparse_ops as _ops
 
