@@ -357,3 +357,22 @@ def test_set_num_threads_in_a_child_forked_after_a_parallel_kernel(tmp_path):
         K._fork.clear()
         K._fork.update(saved[0])
         K.set_num_threads(saved[1])
+
+
+def test_odd_separator_in_a_nested_def(tmp_path):
+    source = textwrap.dedent('''\
+        import numpy as np
+
+
+        def f(x):
+            def inner(v):
+                w = v * v  # \u2028 a separator \f in the nested def
+                return np.sin(w)
+            return np.sum(inner(x) * x)
+        ''')
+    mod = _load(tmp_path, "odd_sep_nested", source)
+    x = np.array([0.4, -1.2])
+    # f = sum(x sin(x^2)): f' = sin(x^2) + 2 x^2 cos(x^2); f'' = 6 x cos(x^2) - 4 x^3 sin(x^2)
+    np.testing.assert_allclose(srcad.grad(mod.f)(x), np.sin(x ** 2) + 2 * x ** 2 * np.cos(x ** 2), rtol=1e-12)
+    np.testing.assert_allclose(srcad.hessian(mod.f)(x), np.diag(6 * x * np.cos(x ** 2) - 4 * x ** 3 * np.sin(x ** 2)),
+                               rtol=1e-11, atol=1e-14)
