@@ -2,10 +2,12 @@
 
 Names in generated code come from the user's names (`Namer`: x_bar, x_dot, exp_z, cond, ...);
 node builders (`N`, `rt`, `assign`, `comment`), a fast deep copy (`ast_copy`) and small queries
-(`names_read`, `is_comment`, `index_expr`). Nothing here knows about derivatives.
+(`names_read`, `is_comment`, `index_expr`), and `source_lines`, which cuts source text into
+lines as Python numbers them. Nothing here knows about derivatives.
 """
 import ast
 import builtins
+import io
 import keyword
 import re
 
@@ -119,3 +121,11 @@ def index_expr(sl: ast.expr) -> ast.expr:
     if any(isinstance(n, ast.Slice) for n in ast.walk(sl)):
         return ast.Subscript(ast.Attribute(ast.Name("np", ast.Load()), "s_", ast.Load()), sl, ast.Load())
     return sl
+
+
+def source_lines(text: str, keepends: bool = True) -> list:
+    """text cut into lines as Python numbers them: at \\n, \\r\\n and \\r only. (`str.splitlines`
+    also cuts at a form feed, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which may sit in a comment or a
+    string of the user's code; lines cut there no longer match the line numbers of the code.)"""
+    lines = io.StringIO(text, newline="").readlines()
+    return lines if keepends else [ln.rstrip("\r\n") for ln in lines]

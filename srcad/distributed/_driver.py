@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from .. import tree as _tree
 from ..errors import SrcadError
 from ..runtime.rowsparse import RowSparse
-from ..transform.compile import source_lines
+from ..syntax import source_lines
 
 
 
@@ -62,13 +62,15 @@ def _value_digest(v):
         parts = [getattr(v, a) for a in ("data", "indices", "indptr", "row", "col", "offsets")
                  if isinstance(getattr(v, a, None), np.ndarray)]
         return repr((type(v).__name__, v.shape, v.format, [_value_digest(a) for a in parts])).encode()
+    import pickle
     try:
-        try:
-            import cloudpickle as pickler
-        except ImportError:
-            import pickle as pickler
+        import cloudpickle as pickler
+    except ImportError:
+        pickler = pickle
+    try:
         return hashlib.sha256(pickler.dumps(v)).digest()
-    except Exception:       # an object that does not pickle cannot travel either: Dask says so
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        # an object that does not pickle cannot travel either: Dask says so when it sends it
         return repr(("id", type(v).__qualname__, id(v))).encode()
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import SrcadError, UnsupportedSyntaxError
-from ..transform.compile import source_lines
+from ..syntax import source_lines
 from .inplace import _loc, _text, desugar_inplace
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import builtins
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
-from ..syntax import N as name, Namer, assign, ast_copy
+from ..syntax import N as name, Namer, assign, ast_copy, source_lines
 from .parse import Parsed
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
@@ -691,7 +691,6 @@ def _lift(node, parsed, where):
     else:   # a one-line def: its body as srcad reads it
         node.lineno = node.col_offset = 0
         text = ast.unparse(ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))) + "\n"
-    from ..transform.compile import source_lines
     linecache.cache[filename] = (len(text), None, source_lines(text), filename)
     ns = {}
     exec(compile(text, filename, "exec"), parsed.func.__globals__, ns)

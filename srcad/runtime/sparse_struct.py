@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from . import pattern_cache as _pc
 from . import sparse_ops as so
 from .sparse_ops import (_entry_coords, _float_dtype, _is_zero, _like, _matrix_at, _own, _same_pattern,
                          check_pattern, merged, unmerged)
@@ -521,6 +522,4 @@ def dense_jvp(x_dot, x, how="toarray"):
 
 
 # each helper fingerprints a pattern's index arrays once per call (pattern_cache.py)
-from . import pattern_cache as _pc  # noqa: E402
-
 _pc.scope_module(globals(), __all__)

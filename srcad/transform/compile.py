@@ -1,17 +1,10 @@
 """compile: turn generated text into a module. The text is registered with `linecache` under the
 module's file name, so tracebacks, pdb and `inspect.getsource` show the generated lines that
 actually run (even if the file on disk is later edited or evicted; srcad/cache.py owns the file)."""
-import io
 import linecache
 import types
 
-
-def source_lines(text: str, keepends: bool = True) -> list:
-    """text cut into lines as Python numbers them: at \\n, \\r\\n and \\r only. (`str.splitlines`
-    also cuts at a form feed, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which may sit in a comment or a
-    string of the user's code; lines cut there no longer match the line numbers of the code.)"""
-    lines = io.StringIO(text, newline="").readlines()
-    return lines if keepends else [ln.rstrip("\r\n") for ln in lines]
+from ..syntax import source_lines
 
 
 def compile_module(source: str, modname: str, filename: str, supplied: dict) -> types.ModuleType:

@@ -3,7 +3,7 @@ import ast
 import re
 
 from ..errors import function_mark
-from .compile import source_lines
+from ..syntax import source_lines
 
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
 
