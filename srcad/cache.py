@@ -49,6 +49,17 @@ _RESCAN_EVERY = 256      # new files written between two scans of the directory 
 _TEXTS = {}              # key -> (text, supplied names, main function name, watch)
 _MODULES = {}            # key -> loaded module
 _lock = threading.RLock()
+
+
+def _after_fork_in_child():
+    """A child forked while another thread compiled (holding _lock) would wait for it forever:
+    the child gets a fresh lock (the compiling thread does not exist there)."""
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 _seen = {"generation": None}
 _cleared = [0]           # clear_memory() calls: a Handle then looks its module up again
 # the usable directory, a refused one, whether the one warning went out, new files written, and
@@ -343,15 +354,27 @@ def _holds(path, source):
         return False
 
 
+def file_stem(name):
+    """The function's name as the stem of a cache file: ASCII letters, digits and `_` only (any
+    other character, a path separator, `..`, NUL or a non-ASCII letter, becomes `_`), starting with
+    a letter or `_`, at most 64 characters. The file stays inside the cache directory whatever the
+    function's __name__, and its name matches what the eviction recognises."""
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", str(name))[:64]
+    return stem if stem and (stem[0].isalpha() or stem[0] == "_") else "f_" + stem
+
+
 def load(source, name, supplied):
     """A module running `source`, with srcad's free names supplied. Its file in the cache
     directory (or, when there is none, its text in linecache) is what tracebacks show."""
     h = digest(source)
+    name = file_stem(name)
     modname = f"srcad_generated.{name}_{h}"
     d = _open_dir()
     filename = None
     if d is not None:
         path = d / f"{name}_{h}.py"
+        if path.parent != d:            # (file_stem keeps every name inside d; this says so)
+            raise AssertionError(f"srcad: cache file {path} outside {d}")
         if _store(d, path, source):
             filename = str(path)
     if filename is None:

@@ -2,10 +2,12 @@
 
 Names in generated code come from the user's names (`Namer`: x_bar, x_dot, exp_z, cond, ...);
 node builders (`N`, `rt`, `assign`, `comment`), a fast deep copy (`ast_copy`) and small queries
-(`names_read`, `is_comment`, `index_expr`). Nothing here knows about derivatives.
+(`names_read`, `is_comment`, `index_expr`), and `source_lines`, which cuts source text into
+lines as Python numbers them. Nothing here knows about derivatives.
 """
 import ast
 import builtins
+import io
 import keyword
 import re
 
@@ -149,3 +151,11 @@ def to_source(tree: ast.AST) -> str:
     parenthesises every operator by precedence) over a copy whose negative literals are unary
     minus of a positive one. tree itself is not changed."""
     return ast.unparse(ast.fix_missing_locations(_Canonical().visit(ast_copy(tree))))
+
+
+def source_lines(text: str, keepends: bool = True) -> list:
+    """text cut into lines as Python numbers them: at \\n, \\r\\n and \\r only. (`str.splitlines`
+    also cuts at a form feed, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which may sit in a comment or a
+    string of the user's code; lines cut there no longer match the line numbers of the code.)"""
+    lines = io.StringIO(text, newline="").readlines()
+    return lines if keepends else [ln.rstrip("\r\n") for ln in lines]

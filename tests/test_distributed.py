@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -243,3 +244,79 @@ def test_no_client_given_uses_the_current_one(client):
         value, g = sd.value_and_grad(least_squares)(w, shards=shards)
     np.testing.assert_allclose(g, sum(least_squares_grad(w, *s) for s in shards), rtol=1e-12)
     assert not sd._driver._LOCAL          # srcad started no cluster of its own
+
+
+# ---- what the generated code closes over travels with it ------------------------------------------------
+def _weighted(c):
+    def weighted_loss(w, X, y):
+        r = X @ w - y
+        return np.sum(c * r ** 2)
+    return weighted_loss
+
+
+def _weighted_grad(c, w, X, y):          # by hand: 2 X^T (c * (X w - y))
+    return 2.0 * X.T @ (c * (X @ w - y))
+
+
+WEIGHTS = np.ones(6)
+
+
+def global_weighted_loss(w, X, y):
+    r = X @ w - y
+    return np.sum(WEIGHTS * r ** 2)
+
+
+def test_closures_with_the_same_code_and_other_values(client):
+    rng = np.random.default_rng(11)
+    w = rng.normal(size=3)
+    shards = _shards(rng, 2)
+    for c in (np.full(6, 1.0), np.full(6, 3.0), np.arange(6.0)):
+        value, g = sd.value_and_grad(_weighted(c), client=client)(w, shards=shards)
+        np.testing.assert_allclose(g, sum(_weighted_grad(c, w, *s) for s in shards), rtol=1e-12)
+        np.testing.assert_allclose(value, sum(np.sum(c * (s[0] @ w - s[1]) ** 2) for s in shards), rtol=1e-12)
+
+
+def test_a_rebound_or_modified_global_is_seen(client):
+    global WEIGHTS
+    rng = np.random.default_rng(12)
+    w = rng.normal(size=3)
+    shards = _shards(rng, 2)
+    vg = sd.value_and_grad(global_weighted_loss, client=client)
+    saved = WEIGHTS
+    try:
+        for new in (np.full(6, 2.0), np.arange(6.0) + 1.0):
+            WEIGHTS = new                      # rebound between two calls of the same vg
+            _, g = vg(w, shards=shards)
+            np.testing.assert_allclose(g, sum(_weighted_grad(new, w, *s) for s in shards), rtol=1e-12)
+        WEIGHTS[:] = 7.0                       # changed in place
+        _, g = vg(w, shards=shards)
+        np.testing.assert_allclose(g, sum(_weighted_grad(np.full(6, 7.0), w, *s) for s in shards), rtol=1e-12)
+    finally:
+        WEIGHTS = saved
+
+
+def test_a_killed_worker_is_a_shard_error_naming_the_shard():
+    import signal
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    try:
+        rng = np.random.default_rng(13)
+        w = rng.normal(size=3)
+        workers = sorted(c.scheduler_info()["workers"])
+        held = _shards(rng, 1)[0]
+        on_victim = c.scatter([held], workers=[workers[0]], hash=False)[0]
+        plain = _shards(rng, 1)[0]
+        vg = sd.value_and_grad(least_squares, client=c)
+        _, g = vg(w, shards=[plain, on_victim])
+        np.testing.assert_allclose(g, least_squares_grad(w, *plain) + least_squares_grad(w, *held), rtol=1e-12)
+        pid = c.run(os.getpid, workers=[workers[0]])[workers[0]]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.time() + 30                 # until the scheduler has seen it go
+        while workers[0] in c.scheduler_info()["workers"] and time.time() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(sd.ShardError, match=r"^.*shard 1: Dask lost the task or its data") as err:
+            vg(w, shards=[plain, on_victim])
+        assert isinstance(err.value, srcad.SrcadError) and "scatter it again" in str(err.value)
+    finally:
+        c.close()
+        cluster.close()

@@ -68,13 +68,37 @@ def _default_num_threads():
 
 
 _num_threads = _default_num_threads()
+# fork safety: GNU OpenMP keeps its worker threads in a pool that a child made by fork() does not
+# have (only the forking thread survives); a parallel region in the child waits for them forever.
+# After a kernel ran in parallel, a forked child runs the kernels on one thread (no parallel region).
+_fork = {"parallel_ran": False, "single": False}
+
+
+def _after_fork_in_child():
+    global _num_threads
+    if _fork["parallel_ran"]:
+        _fork["single"] = True
+        _num_threads = 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def set_num_threads(n):
-    """Set the number of threads the kernels use (an int >= 1)."""
+    """Set the number of threads the kernels use (an int >= 1). In a process forked after srcad
+    ran a kernel in parallel the kernels stay on one thread (OpenMP's threads did not survive the
+    fork), with a warning when more are asked for."""
     global _num_threads
     if int(n) != n or n < 1:
         raise ValueError(f"number of threads must be an integer >= 1, got {n!r}")
+    if _fork["single"] and n > 1:
+        import warnings
+        warnings.warn(f"srcad.set_num_threads({n}) in a process forked after srcad's kernels ran in parallel: "
+                      f"the kernels stay on one thread here (the OpenMP runtime's threads did not survive the "
+                      f"fork, and a parallel region would wait for them forever). Start worker processes "
+                      f"with the 'spawn' or 'forkserver' method to use more.", RuntimeWarning, stacklevel=2)
+        return
     _num_threads = int(n)
 
 
@@ -98,13 +122,41 @@ SERIAL_WORK = 1 << 16
 
 def _threads(work=None):
     """The thread count for a kernel call of `work` units (None: the configured count)."""
-    return 1 if work is not None and work < SERIAL_WORK else _num_threads
+    if (work is not None and work < SERIAL_WORK) or _num_threads == 1:
+        return 1
+    _fork["parallel_ran"] = True
+    return _num_threads
 
 
-def _run(kernel, *args, work=None):
+def _run(kernel, *args, work=None, index=None):
     """Call a kernel (specialised by numpy on the arrays' dtypes) with the thread count (one
-    thread below SERIAL_WORK units of work); raise on a nonzero status."""
-    _check(kernel(*args, _threads(work)), kernel.__name__)
+    thread below SERIAL_WORK units of work); raise on a nonzero status. `index`, (indices, n,
+    what): an index out of range is the caller's input, a srcad.InputError naming it (`what`)."""
+    status = kernel(*args, _threads(work))
+    if status == 1 and index is not None:
+        raise index_error(*index)
+    _check(status, kernel.__name__)
+
+
+from ..errors import InputError as _InputError  # noqa: E402
+
+
+class IndexInputError(_InputError, IndexError):
+    """An index out of range in an argument: a srcad.InputError naming it, and an IndexError (what
+    the kernels raised before it was named)."""
+
+
+def index_error(idx, n, what, unit="rows"):
+    """srcad.InputError: `what` (e.g. "srcad.sparse.segment_sum: segment_ids") holds an index
+    outside -n..n-1 (a negative one counts from the end, as in numpy). The error carries
+    `srcad_index` = (first bad index, n) for a caller that names the argument better."""
+    idx = np.asarray(idx).reshape(-1)
+    bad = idx[(idx < -n) | (idx >= n)]
+    shown = int(bad[0]) if len(bad) else "an index"
+    err = IndexInputError(f"{what} holds {shown}, outside -{n}..{n - 1} for {n} {unit} (a negative index counts "
+                     f"from the end, as in numpy); {len(bad)} of its {len(idx)} entries are out of range")
+    err.srcad_index = (shown, n, len(bad), len(idx))
+    return err
 
 
 def _check(status, name):
@@ -193,30 +245,40 @@ def gather_matvec(E, idx, w):
     return out
 
 
-def _scatter_into(out, idx, values):
+def _scatter_into(out, idx, values, what="the row indices"):
     """out[idx[k]] += values[k] in place, out being C-contiguous; returns out."""
     if values.shape[:idx.ndim] != idx.shape or values.shape[idx.ndim:] != out.shape[1:]:
         raise ValueError(f"values of shape {values.shape} do not match indices of shape "
                          f"{idx.shape} into rows of shape {out.shape[1:]}")
     (values,) = _floats(values.astype(out.dtype, copy=False))
     _run(_scatter.scatter_add_owned, values.reshape(-1), idx.reshape(-1), out.reshape(-1),
-         out.shape[0], math.prod(out.shape[1:]))
+         out.shape[0], math.prod(out.shape[1:]), index=(idx, out.shape[0], what))
     return out
 
 
-def scatter_add_outer_into(acc, idx, coef, vec):
+def _into_bounds(acc, idx, what):
+    """Raise (before acc is touched) unless every index fits acc's rows: an update in place is
+    all or nothing."""
+    n = np.shape(acc)[0] if np.ndim(acc) else 0
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise index_error(idx, n, what)
+
+
+def scatter_add_outer_into(acc, idx, coef, vec, what="the row indices"):
     """acc[idx[k]] += coef[k] * vec in place, in the order of k, without forming the outer
     product (its bits: each product rounded, then added); returns acc."""
     (idx,) = _ints(idx)
+    _into_bounds(acc, idx, what)
     if not (isinstance(acc, np.ndarray) and acc.ndim == 2 and acc.flags.c_contiguous
             and acc.flags.writeable and acc.dtype in (np.float32, np.float64)
             and np.result_type(coef, vec) == acc.dtype):
-        return scatter_add_rows_into(acc, idx, outer(coef, vec))
+        return scatter_add_rows_into(acc, idx, outer(coef, vec), what)
     coef, vec = _floats(coef, vec)
     if coef.shape != idx.shape or vec.shape != acc.shape[1:]:
         raise ValueError(f"{coef.shape} coefficients, a {vec.shape} vector and {idx.shape} indices "
                          f"do not scatter into rows of shape {acc.shape[1:]}")
-    _run(_scatter.scatter_add_outer_owned, coef, vec, idx.reshape(-1), acc.reshape(-1), acc.shape[0])
+    _run(_scatter.scatter_add_outer_owned, coef, vec, idx.reshape(-1), acc.reshape(-1), acc.shape[0],
+         index=(idx, acc.shape[0], what))
     return acc
 
 
@@ -230,16 +292,17 @@ def outer(a, b):
     return out
 
 
-def scatter_add_rows(values, idx, n_rows):
+def scatter_add_rows(values, idx, n_rows, what="the row indices"):
     """out (n_rows, ...) with out[idx[k]] += values[k], summed in the order of k."""
     (values,), (idx,) = _floats(values), _ints(idx)
     out = np.zeros((n_rows,) + values.shape[idx.ndim:], dtype=values.dtype)
-    return _scatter_into(out, idx, values)
+    return _scatter_into(out, idx, values, what)
 
 
-def scatter_add_rows_into(acc, idx, values):
+def scatter_add_rows_into(acc, idx, values, what="the row indices"):
     """acc[idx[k]] += values[k] in place, in the order of k; returns acc."""
     (idx,) = _ints(idx)
+    _into_bounds(acc, idx, what)
     if not (isinstance(acc, np.ndarray) and acc.ndim >= 1 and acc.flags.c_contiguous
             and acc.flags.writeable and acc.dtype in (np.float32, np.float64)):
         values = np.asarray(values)
@@ -247,7 +310,7 @@ def scatter_add_rows_into(acc, idx, values):
             values = values.astype(acc.dtype, copy=False)  # as the kernel: cast, then add
         np.add.at(acc, idx, values)  # the same order, sequentially
         return acc
-    return _scatter_into(acc, idx, np.asarray(values))
+    return _scatter_into(acc, idx, np.asarray(values), what)
 
 
 def add_into(acc, g):
@@ -474,12 +537,13 @@ def segment_reduce(data, segment_ids, num_segments, op):
     if op == "sum":
         out = np.zeros(out_shape, dtype=data.dtype)
         counts = np.zeros(num_segments, dtype=np.int64)
-        _run(_scatter.scatter_add, flat, ids, out.reshape(-1), counts, num_segments, d)
+        _run(_scatter.scatter_add, flat, ids, out.reshape(-1), counts, num_segments, d,
+             index=(ids, num_segments, f"srcad.sparse.segment_{op}: segment_ids", "segments (num_segments)"))
         return out, counts
     out = np.empty(out_shape, dtype=data.dtype)
     counts = np.empty(out_shape, dtype=np.int64)
     _run(_reduce.segment_extreme, flat, ids, _op_is_max(op), out.reshape(-1),
-         counts.reshape(-1), num_segments, d)
+         counts.reshape(-1), num_segments, d, index=(ids, num_segments, f"srcad.sparse.segment_{op}: segment_ids", "segments (num_segments)"))
     return out, counts
 
 
@@ -500,3 +564,20 @@ def segment_reduce_vjp(data, segment_ids, out, counts, g, op):
     _run(_reduce.segment_extreme_vjp, flat, ids, out.reshape(-1), counts.reshape(-1),
          g.reshape(-1), gdata.reshape(-1), len(out), d)
     return gdata
+
+
+# ----------------------------------------------------------------------------- fingerprints
+
+def fingerprint(a):
+    """A 64-bit fingerprint of a C-contiguous array's bytes (with its dtype and shape mixed in by
+    the caller's key): equal content gives equal fingerprints, any change a different one but
+    with chance 2**-64. One pass over the bytes."""
+    a = np.asarray(a)
+    if not a.flags.c_contiguous:
+        a = np.ascontiguousarray(a)
+    raw = a.reshape(-1).view(np.uint8)
+    if raw.shape[0] % 4:
+        raw = np.concatenate([raw, np.zeros(4 - raw.shape[0] % 4, np.uint8)])
+    # one thread: a core reads at memory speed here (about 16 GB/s), and waking a second thread
+    # costs more than the pass on a busy machine
+    return _reduce.fingerprint(raw.view(np.uint32), 1)

@@ -102,3 +102,13 @@ def clear():
     """Hand every idle block back to the allocator."""
     with _lock:
         _idle.clear()
+
+
+def _after_fork_in_child():
+    """A fork while another thread held the lock would leave it held forever in the child."""
+    global _lock
+    _lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -265,21 +265,43 @@ def group_extreme(const index_t[::1] ptr, const index_t[::1] pos, bint use_pos,
             at[:] = -1
         return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
     if not use_pos:
-        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+        if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+            with nogil:
+                b = 0
+                while b < n:
+                    if is_max:
+                        e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap, n)
+                    else:
+                        e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap, n)
+                    if e:
+                        errp[0] = e
+                    b = b + BLOCK
+        else:
+            for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+                if is_max:
+                    e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap, n)
+                else:
+                    e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap, n)
+                if e:
+                    errp[0] = e
+        return err
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(n):
+                if is_max:
+                    e = _group_extreme_at(pp, ps, n_pos, x, nnz, True, o, b)
+                else:
+                    e = _group_extreme_at(pp, ps, n_pos, x, nnz, False, o, b)
+                if e:
+                    errp[0] = e
+    else:
+        for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
             if is_max:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, True, o, ap, n)
+                e = _group_extreme_at(pp, ps, n_pos, x, nnz, True, o, b)
             else:
-                e = _block_extreme(pp, b, min(b + BLOCK, n), x, nnz, False, o, ap, n)
+                e = _group_extreme_at(pp, ps, n_pos, x, nnz, False, o, b)
             if e:
                 errp[0] = e
-        return err
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
-        if is_max:
-            e = _group_extreme_at(pp, ps, n_pos, x, nnz, True, o, b)
-        else:
-            e = _group_extreme_at(pp, ps, n_pos, x, nnz, False, o, b)
-        if e:
-            errp[0] = e
     return err
 
 
@@ -301,15 +323,31 @@ def group_extreme_vjp(const index_t[::1] ptr, const index_t[::1] pos, bint use_p
     if nnz == 0:
         return 0 if use_pos or (ptr[0] == 0 and ptr[n] == 0) else 2
     if not use_pos:
-        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
-            e = _block_extreme_vjp(pp, b, min(b + BLOCK, n), x, nnz, v, gp, out)
+        if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+            with nogil:
+                b = 0
+                while b < n:
+                    e = _block_extreme_vjp(pp, b, min(b + BLOCK, n), x, nnz, v, gp, out)
+                    if e:
+                        errp[0] = e
+                    b = b + BLOCK
+        else:
+            for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+                e = _block_extreme_vjp(pp, b, min(b + BLOCK, n), x, nnz, v, gp, out)
+                if e:
+                    errp[0] = e
+        return err
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(n):
+                e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
+                if e:
+                    errp[0] = e
+    else:
+        for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
+            e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
             if e:
                 errp[0] = e
-        return err
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=256, num_threads=nt):
-        e = _group_extreme_vjp_at(pp, ps, n_pos, x, nnz, v, gp, out, b)
-        if e:
-            errp[0] = e
     return err
 
 
@@ -365,10 +403,19 @@ def group_extreme_vjp_at(const index_t[::1] ptr, const real_t[::1] data,
         raise ValueError("vals, at and g need one entry per group, gdata one per entry")
     if nnz == 0:
         return 0 if ptr[0] == 0 and ptr[n] == 0 else 2
-    for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
-        e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out, n)
-        if e:
-            errp[0] = e
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            b = 0
+            while b < n:
+                e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out, n)
+                if e:
+                    errp[0] = e
+                b = b + BLOCK
+    else:
+        for b in prange(0, n, BLOCK, nogil=True, schedule='dynamic', num_threads=nt):
+            e = _block_extreme_vjp_at(pp, b, min(b + BLOCK, n), x, nnz, v, ap, gp, out, n)
+            if e:
+                errp[0] = e
     return err
 
 
@@ -392,8 +439,13 @@ def segment_extreme(const real_t[::1] data, const key_t[::1] ids, bint is_max,
     cdef const real_t* x = &data[0]
     cdef real_t* o = &out[0]
     cdef int64_t* cn = &counts[0]
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
-        _extreme_group(pp, ps, True, m, x, m, d, is_max, o, cn, b, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(n):
+                _extreme_group(pp, ps, True, m, x, m, d, is_max, o, cn, b, errp)
+    else:
+        for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
+            _extreme_group(pp, ps, True, m, x, m, d, is_max, o, cn, b, errp)
     return err
 
 
@@ -414,8 +466,13 @@ def segment_extreme_vjp(const real_t[::1] data, const key_t[::1] ids,
     cdef real_t* gd = &gdata[0]
     if d == 0:
         return 0
-    for r in prange(m, nogil=True, schedule='static', num_threads=nt):
-        _segment_row_vjp(ip, x, v, cn, gp, gd, r, n, d, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for r in range(m):
+                _segment_row_vjp(ip, x, v, cn, gp, gd, r, n, d, errp)
+    else:
+        for r in prange(m, nogil=True, schedule='static', num_threads=nt):
+            _segment_row_vjp(ip, x, v, cn, gp, gd, r, n, d, errp)
     return err
 
 
@@ -434,3 +491,63 @@ cdef inline void _segment_row_vjp(const key_t* ids, const real_t* data, const re
             gdata[r * d + c] = g[s * d + c] / counts[s * d + c]
         else:
             gdata[r * d + c] = 0
+
+
+# ---- fingerprints of index arrays ------------------------------------------------------------------
+from libc.stdint cimport uint32_t, uint64_t
+
+cdef enum:
+    FP_BLOCK = 1 << 16         # words a task hashes (256 KiB)
+
+
+cdef inline uint64_t _fp_words(const uint32_t* w, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Two sums over the 4-byte words of w[lo:hi]: of a mix (MurmurHash3's 32-bit finaliser) of
+    each word xored with a key of its position, and of that mix times an odd weight of the
+    position. Plain 32-bit arithmetic the compiler vectorises."""
+    cdef uint32_t s1 = 0, s2 = 0, x, i
+    cdef uint32_t a = <uint32_t>lo, b = <uint32_t>(hi - lo)
+    cdef const uint32_t* p = w + lo
+    for i in range(b):
+        x = p[i] ^ ((a + i) * <uint32_t>0x9E3779B9u)
+        x ^= x >> 16
+        x *= <uint32_t>0x85EBCA6Bu
+        x ^= x >> 13
+        x *= <uint32_t>0xC2B2AE35u
+        x ^= x >> 16
+        s1 += x
+        s2 += x * (2 * (a + i) + 1)
+    return (<uint64_t>s1 << 32) | s2
+
+
+def fingerprint(const uint32_t[::1] words, int nt):
+    """A 64-bit fingerprint of the 4-byte words of an array: any change of content, order or
+    length changes it but with chance about 2**-64 (not a defence against a chosen collision).
+    Blocks are hashed in parallel and their sums added, so the value does not depend on the
+    thread count; one thread never enters a parallel region."""
+    cdef Py_ssize_t n = words.shape[0], blocks = (n + FP_BLOCK - 1) // FP_BLOCK, b
+    cdef uint64_t h = 0, hi = 0, lo = 0, part_b
+    cdef const uint32_t* p = &words[0] if n else NULL
+    if n == 0:
+        return 0
+    if nt <= 1 or blocks == 1:
+        h = _fp_words(p, 0, n)
+    else:
+        part = np.zeros(blocks, np.uint64)
+        _fp_blocks(p, n, blocks, part, nt)
+        for b in range(blocks):
+            part_b = part[b]
+            hi += part_b >> 32
+            lo += part_b & <uint64_t>0xFFFFFFFF
+        h = ((hi & <uint64_t>0xFFFFFFFF) << 32) | (lo & <uint64_t>0xFFFFFFFF)
+    return h
+
+
+cdef void _fp_blocks(const uint32_t* p, Py_ssize_t n, Py_ssize_t blocks, uint64_t[::1] part, int nt) noexcept:
+    cdef Py_ssize_t b
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(blocks):
+                part[b] = _fp_words(p, b * FP_BLOCK, min(n, (b + 1) * FP_BLOCK))
+    else:
+        for b in prange(blocks, nogil=True, schedule='static', num_threads=nt):
+            part[b] = _fp_words(p, b * FP_BLOCK, min(n, (b + 1) * FP_BLOCK))

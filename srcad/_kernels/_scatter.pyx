@@ -25,8 +25,13 @@ def gather_rows(const uint8_t[::1] src, const index_t[::1] idx, uint8_t[::1] out
     cdef const uint8_t* s = &src[0]
     cdef uint8_t* o = &out[0]
     cdef const index_t* ix = &idx[0]
-    for k in prange(m, nogil=True, schedule='static', num_threads=nt):
-        _copy_row(s, ix, o, k, m, n, width, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for k in range(m):
+                _copy_row(s, ix, o, k, m, n, width, errp)
+    else:
+        for k in prange(m, nogil=True, schedule='static', num_threads=nt):
+            _copy_row(s, ix, o, k, m, n, width, errp)
     return err
 
 
@@ -46,8 +51,13 @@ def gather_matvec(const real_t[::1] src, const index_t[::1] idx, const real_t[::
     cdef const real_t* v = &vec[0] if d else NULL
     cdef const index_t* ix = &idx[0]
     cdef real_t* o = &out[0]
-    for k in prange(m, nogil=True, schedule='static', num_threads=nt):
-        o[k] = _dot_row(s, ix, v, k, m, n, d, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for k in range(m):
+                o[k] = _dot_row(s, ix, v, k, m, n, d, errp)
+    else:
+        for k in prange(m, nogil=True, schedule='static', num_threads=nt):
+            o[k] = _dot_row(s, ix, v, k, m, n, d, errp)
     return err
 
 
@@ -119,8 +129,13 @@ def scatter_add(const real_t[::1] values, const index_t[::1] idx, real_t[::1] ou
         return 0
     cdef const real_t* v = &values[0]
     cdef real_t* o = &out[0]
-    for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
-        _sum_rows(&ptr[0], &perm[0], m, v, o, b, d)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for b in range(n):
+                _sum_rows(&ptr[0], &perm[0], m, v, o, b, d)
+    else:
+        for b in prange(n, nogil=True, schedule='dynamic', chunksize=64, num_threads=nt):
+            _sum_rows(&ptr[0], &perm[0], m, v, o, b, d)
     return 0
 
 
@@ -155,8 +170,13 @@ def scatter_add_owned(const real_t[::1] values, const index_t[::1] idx, real_t[:
     cdef const real_t* v = &values[0]
     cdef const index_t* ix = &idx[0]
     cdef real_t* o = &out[0]
-    for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
-        _scatter_owned(v, NULL, NULL, ix, o, m, n, d, t, nt, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for t in range(nt):
+                _scatter_owned(v, NULL, NULL, ix, o, m, n, d, t, nt, errp)
+    else:
+        for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
+            _scatter_owned(v, NULL, NULL, ix, o, m, n, d, t, nt, errp)
     return err
 
 
@@ -234,8 +254,13 @@ def scatter_add_outer_owned(const real_t[::1] coef, const real_t[::1] vec,
     cdef const real_t* v = &vec[0]
     cdef const index_t* ix = &idx[0]
     cdef real_t* o = &out[0]
-    for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
-        _scatter_owned(NULL, cf, v, ix, o, m, n, d, t, nt, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for t in range(nt):
+                _scatter_owned(NULL, cf, v, ix, o, m, n, d, t, nt, errp)
+    else:
+        for t in prange(nt, nogil=True, schedule='static', chunksize=1, num_threads=nt):
+            _scatter_owned(NULL, cf, v, ix, o, m, n, d, t, nt, errp)
     return err
 
 
@@ -250,8 +275,13 @@ def outer(const real_t[::1] a, const real_t[::1] b, real_t[::1] out, int nt):
     cdef const real_t* pa = &a[0]
     cdef const real_t* pb = &b[0]
     cdef real_t* o = &out[0]
-    for i in prange(m, nogil=True, schedule='static', num_threads=nt):
-        _scale_row(o + i * d, pb, pa[i], d)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for i in range(m):
+                _scale_row(o + i * d, pb, pa[i], d)
+    else:
+        for i in prange(m, nogil=True, schedule='static', num_threads=nt):
+            _scale_row(o + i * d, pb, pa[i], d)
     return 0
 
 
@@ -270,8 +300,13 @@ def add_into(real_t[::1] acc, const real_t[::1] g, int nt):
     cdef Py_ssize_t n = acc.shape[0], nblocks = (n + BLOCK - 1) // BLOCK, blk
     cdef real_t* a = &acc[0]
     cdef const real_t* x = &g[0]
-    for blk in prange(nblocks, nogil=True, schedule='static', num_threads=nt):
-        _add_block(a, x, blk * BLOCK, min(n, (blk + 1) * BLOCK))
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for blk in range(nblocks):
+                _add_block(a, x, blk * BLOCK, min(n, (blk + 1) * BLOCK))
+    else:
+        for blk in prange(nblocks, nogil=True, schedule='static', num_threads=nt):
+            _add_block(a, x, blk * BLOCK, min(n, (blk + 1) * BLOCK))
     return 0
 
 

@@ -79,8 +79,13 @@ def csr_matmul(const index_t[::1] indptr, const index_t[::1] indices, const real
     cdef real_t* y = &Y[0]
     if k == 0:
         return 0
-    for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
-        _spmm_row(ip, ix, a, data.shape[0], x, n_cols, y, i, k, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for i in range(n_rows):
+                _spmm_row(ip, ix, a, data.shape[0], x, n_cols, y, i, k, errp)
+    else:
+        for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
+            _spmm_row(ip, ix, a, data.shape[0], x, n_cols, y, i, k, errp)
     return err
 
 
@@ -212,26 +217,48 @@ def csr_matmul_panels(const index_t[::1] indptr, const index_t[::1] indices,
     _check_plan(n_rows, heavy, rows, split, bounds, P)
     # one parallel region: the long rows' tasks first, then the other rows one by one, so a
     # thread that finishes its task early takes more of the short rows (no barrier between)
-    with nogil, parallel(num_threads=nt):
-        for c in prange(n_tasks, schedule='dynamic', chunksize=1):
-            for t in range(P):
-                if errp[0]:
-                    break
-                for r in range(bd[c], bd[c + 1]):
-                    row = rw[r]
-                    base = r * (P + 1) + t
-                    lo = sp[base]
-                    hi = sp[base + 1]
-                    start = ip[row]     # (assigned here, not through a pointer: private to the thread)
-                    end = ip[row + 1]
-                    if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
-                            or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
-                        errp[0] = 2
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for c in range(n_tasks):
+                for t in range(P):
+                    if errp[0]:
                         break
-                    _resume_rows(ix, a, nnz, x, n_cols, y + row * k, lo, hi, k, t > 0, errp)
-        for i in prange(n_rows, schedule='dynamic', chunksize=32):
-            if not hv[i]:
-                _spmm_row(ip, ix, a, nnz, x, n_cols, y, i, k, errp)
+                    for r in range(bd[c], bd[c + 1]):
+                        row = rw[r]
+                        base = r * (P + 1) + t
+                        lo = sp[base]
+                        hi = sp[base + 1]
+                        start = ip[row]     # (assigned here, not through a pointer: private to the thread)
+                        end = ip[row + 1]
+                        if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
+                                or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
+                            errp[0] = 2
+                            break
+                        _resume_rows(ix, a, nnz, x, n_cols, y + row * k, lo, hi, k, t > 0, errp)
+            for i in range(n_rows):
+                if not hv[i]:
+                    _spmm_row(ip, ix, a, nnz, x, n_cols, y, i, k, errp)
+    else:
+        with nogil, parallel(num_threads=nt):
+            for c in prange(n_tasks, schedule='dynamic', chunksize=1):
+                for t in range(P):
+                    if errp[0]:
+                        break
+                    for r in range(bd[c], bd[c + 1]):
+                        row = rw[r]
+                        base = r * (P + 1) + t
+                        lo = sp[base]
+                        hi = sp[base + 1]
+                        start = ip[row]     # (assigned here, not through a pointer: private to the thread)
+                        end = ip[row + 1]
+                        if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
+                                or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
+                            errp[0] = 2
+                            break
+                        _resume_rows(ix, a, nnz, x, n_cols, y + row * k, lo, hi, k, t > 0, errp)
+            for i in prange(n_rows, schedule='dynamic', chunksize=32):
+                if not hv[i]:
+                    _spmm_row(ip, ix, a, nnz, x, n_cols, y, i, k, errp)
     return err
 
 
@@ -251,8 +278,13 @@ def csr_matmul_t(const index_t[::1] t_indptr, const index_t[::1] t_rows,
     cdef real_t* z = &Z[0]
     if k == 0:
         return 0
-    for j in prange(n_cols, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
-        _spmm_t_col(tp, tr, tq, t_rows.shape[0], a, data.shape[0], g, n_rows, z, j, k, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for j in range(n_cols):
+                _spmm_t_col(tp, tr, tq, t_rows.shape[0], a, data.shape[0], g, n_rows, z, j, k, errp)
+    else:
+        for j in prange(n_cols, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
+            _spmm_t_col(tp, tr, tq, t_rows.shape[0], a, data.shape[0], g, n_rows, z, j, k, errp)
     return err
 
 
@@ -278,8 +310,13 @@ def sddmm(const index_t[::1] indptr, const index_t[::1] indices, const real_t[::
     cdef const real_t* g = &G[0]
     cdef const real_t* x = &X[0]
     cdef real_t* out = &vals[0]
-    for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
-        _sddmm_row(ip, ix, vals.shape[0], g, x, n_cols, out, i, k, errp)
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for i in range(n_rows):
+                _sddmm_row(ip, ix, vals.shape[0], g, x, n_cols, out, i, k, errp)
+    else:
+        for i in prange(n_rows, nogil=True, schedule='dynamic', chunksize=32, num_threads=nt):
+            _sddmm_row(ip, ix, vals.shape[0], g, x, n_cols, out, i, k, errp)
     return err
 
 
@@ -348,26 +385,48 @@ def sddmm_panels(const index_t[::1] indptr, const index_t[::1] indices, const re
     _check_plan(n_rows, heavy, rows, split, bounds, P)
     if indices.shape[0] != nnz:
         raise ValueError("sddmm_panels: vals needs one entry per stored entry")
-    with nogil, parallel(num_threads=nt):     # as csr_matmul_panels
-        for c in prange(n_tasks, schedule='dynamic', chunksize=1):
-            for t in range(P):
-                if errp[0]:
-                    break
-                for r in range(bd[c], bd[c + 1]):
-                    row = rw[r]
-                    base = r * (P + 1) + t
-                    lo = sp[base]
-                    hi = sp[base + 1]
-                    start = ip[row]     # (assigned here, not through a pointer: private to the thread)
-                    end = ip[row + 1]
-                    if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
-                            or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
-                        errp[0] = 2
+    if nt == 1:          # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for c in range(n_tasks):
+                for t in range(P):
+                    if errp[0]:
                         break
-                    _sddmm_range(ix, hi, g + row * k, x, n_cols, out, lo, hi, k, errp)
-        for i in prange(n_rows, schedule='dynamic', chunksize=32):
-            if not hv[i]:
-                _sddmm_row(ip, ix, nnz, g, x, n_cols, out, i, k, errp)
+                    for r in range(bd[c], bd[c + 1]):
+                        row = rw[r]
+                        base = r * (P + 1) + t
+                        lo = sp[base]
+                        hi = sp[base + 1]
+                        start = ip[row]     # (assigned here, not through a pointer: private to the thread)
+                        end = ip[row + 1]
+                        if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
+                                or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
+                            errp[0] = 2
+                            break
+                        _sddmm_range(ix, hi, g + row * k, x, n_cols, out, lo, hi, k, errp)
+            for i in range(n_rows):
+                if not hv[i]:
+                    _sddmm_row(ip, ix, nnz, g, x, n_cols, out, i, k, errp)
+    else:
+        with nogil, parallel(num_threads=nt):     # as csr_matmul_panels
+            for c in prange(n_tasks, schedule='dynamic', chunksize=1):
+                for t in range(P):
+                    if errp[0]:
+                        break
+                    for r in range(bd[c], bd[c + 1]):
+                        row = rw[r]
+                        base = r * (P + 1) + t
+                        lo = sp[base]
+                        hi = sp[base + 1]
+                        start = ip[row]     # (assigned here, not through a pointer: private to the thread)
+                        end = ip[row + 1]
+                        if (start < 0 or end < start or end > nnz or lo < start or hi < lo or hi > end
+                                or (t == 0 and lo != start) or (t == P - 1 and hi != end)):
+                            errp[0] = 2
+                            break
+                        _sddmm_range(ix, hi, g + row * k, x, n_cols, out, lo, hi, k, errp)
+            for i in prange(n_rows, schedule='dynamic', chunksize=32):
+                if not hv[i]:
+                    _sddmm_row(ip, ix, nnz, g, x, n_cols, out, i, k, errp)
     return err
 
 

@@ -1,6 +1,7 @@
 """The client side (program, scatter, tree reduction) and the worker side (compile once, run a
 shard, add two partial results) of srcad.distributed.value_and_grad."""
 import atexit
+import collections
 import hashlib
 import inspect
 import os
@@ -16,6 +17,7 @@ import scipy.sparse as sp
 from .. import tree as _tree
 from ..errors import SrcadError
 from ..runtime.rowsparse import RowSparse
+from ..syntax import source_lines
 
 
 
@@ -25,15 +27,51 @@ class ShardError(SrcadError):
 
 class Program:
     """What travels to the workers: the generated module's text, the objects srcad supplies to it
-    (values of the user's globals that are not plain constants), and the function to call."""
+    (the values of the user's globals and closure variables that the code reads), and the function
+    to call. Its digest covers the text and the content of every supplied value, so a worker's
+    compiled module (cached by digest) runs with exactly these values: two closures of the same
+    code over other arrays, or a global rebound or changed in place, make another program."""
 
     def __init__(self, text, supplied, main, fname, seed_name):
         self.text, self.supplied, self.main = text, supplied, main
         self.fname, self.seed_name = fname, seed_name
-        self.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+        h = hashlib.sha256(text.encode())
+        h.update(supplied_digest(supplied))
+        self.digest = h.hexdigest()[:32]
 
     def __repr__(self):
         return f"<srcad program {self.main} {self.digest}>"
+
+
+def supplied_digest(supplied):
+    """A digest of the names and the content of the values srcad supplies to a generated module:
+    arrays (dense and scipy sparse) by dtype, shape and a fingerprint of their bytes, anything else
+    by its pickle (cloudpickle, as Dask sends it); an object that does not pickle by its identity."""
+    h = hashlib.sha256()
+    for name in sorted(supplied):
+        h.update(name.encode() + b"\0")
+        h.update(_value_digest(supplied[name]))
+    return h.digest()
+
+
+def _value_digest(v):
+    from .. import _kernels
+    if isinstance(v, np.ndarray) and not v.dtype.hasobject:
+        return repr((type(v).__name__, v.dtype.str, v.shape, _kernels.fingerprint(v))).encode()
+    if sp.issparse(v):
+        parts = [getattr(v, a) for a in ("data", "indices", "indptr", "row", "col", "offsets")
+                 if isinstance(getattr(v, a, None), np.ndarray)]
+        return repr((type(v).__name__, v.shape, v.format, [_value_digest(a) for a in parts])).encode()
+    import pickle
+    try:
+        import cloudpickle as pickler
+    except ImportError:
+        pickler = pickle
+    try:
+        return hashlib.sha256(pickler.dumps(v)).digest()
+    except (pickle.PicklingError, TypeError, AttributeError, ValueError, RecursionError):
+        # an object that does not pickle cannot travel either: Dask says so when it sends it
+        return repr(("id", type(v).__qualname__, id(v))).encode()
 
 
 def _dask():
@@ -48,6 +86,16 @@ def _dask():
 # ---- client side ---------------------------------------------------------------------------
 _LOCAL = {}                  # the LocalCluster and Client srcad started itself, if any
 _LOCK = threading.Lock()
+
+
+def _after_fork_in_child():
+    global _LOCK
+    _LOCK = threading.Lock()
+    _LOCAL.clear()           # the parent's cluster and client are the parent's
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _client(client):
@@ -113,33 +161,39 @@ def value_and_grad(f, wrt=0, client=None, reduce="sum", **options):
             raise SrcadError("srcad.distributed.value_and_grad needs at least one shard")
         c = _client(client)
         t0 = time.perf_counter()
-        if state["program"] is None:
-            state["program"] = _program(f, wrt, options)
-        program, pre = state["program"]
+        # the program as f's code and the values it reads are now (srcad's cache: identity tests),
+        # sent again when its digest (text and supplied values' content) changed
+        program, pre = _program(f, wrt, options)
         params = pre + params
         key = (id(c), program.digest)
-        if key not in state["scattered"]:      # the text travels once per client; workers compile it once
-            state["scattered"] = {key: c.scatter(program, broadcast=True, hash=False)}
-        prog_f = state["scattered"][key]
-        params_f = c.scatter([params], broadcast=True, hash=False)[0]
-        futures = []
-        for k, s in enumerate(shards):
-            if not _is_future(s):
-                if not isinstance(s, (tuple, list)):
-                    raise SrcadError(f"shard {k} must be a tuple of the arguments that follow the parameters "
-                                     f"(or a Dask Future of one), not {type(s).__name__}")
-                s = c.scatter([tuple(s)], hash=False)[0]
-            futures.append(c.submit(_run_shard, prog_f, params_f, s, k, pure=False))
-        sizes = c.gather(c.map(_result_bytes, futures, pure=False))
-        n = len(futures)
-        while len(futures) > 1:               # a fixed tree: the same sums in the same order every run
-            pairs = [c.submit(_combine, futures[i], futures[i + 1], pure=False)
-                     for i in range(0, len(futures) - 1, 2)]
-            futures = pairs + futures[len(futures) - len(futures) % 2:]
-        result = futures[0]
-        if reduce == "mean":
-            result = c.submit(_scale, result, 1.0 / n, pure=False)
-        value, g = result.result()
+        futures, inputs, runs = [], [], []
+        try:
+            if key not in state["scattered"]:      # the text travels once per client; workers compile it once
+                state["scattered"] = {key: c.scatter(program, broadcast=True, hash=False)}
+            prog_f = state["scattered"][key]
+            params_f = c.scatter([params], broadcast=True, hash=False)[0]
+            for k, s in enumerate(shards):
+                if not _is_future(s):
+                    if not isinstance(s, (tuple, list)):
+                        raise SrcadError(f"shard {k} must be a tuple of the arguments that follow the parameters "
+                                         f"(or a Dask Future of one), not {type(s).__name__}")
+                    s = c.scatter([tuple(s)], hash=False)[0]
+                inputs.append(s)
+                futures.append(c.submit(_run_shard, prog_f, params_f, s, k, pure=False))
+            runs = list(futures)
+            sizes = c.gather(c.map(_result_bytes, futures, pure=False))
+            n = len(futures)
+            while len(futures) > 1:               # a fixed tree: the same sums in the same order every run
+                pairs = [c.submit(_combine, futures[i], futures[i + 1], pure=False)
+                         for i in range(0, len(futures) - 1, 2)]
+                futures = pairs + futures[len(futures) - len(futures) % 2:]
+            result = futures[0]
+            if reduce == "mean":
+                result = c.submit(_scale, result, 1.0 / n, pure=False)
+            value, g = result.result()
+        except _lost_errors() as exc:
+            state["scattered"] = {}              # the program may be gone with the worker: send it again
+            raise _lost(exc, runs, inputs) from None
         vg.last_stats = {"shards": n, "seconds": time.perf_counter() - t0,
                          "param_bytes": _nbytes(params) * len(c.scheduler_info()["workers"]),
                          "gradient_bytes": int(sum(sizes)), "result_bytes": _nbytes(g)}
@@ -149,6 +203,39 @@ def value_and_grad(f, wrt=0, client=None, reduce="sum", **options):
     vg.__name__ = getattr(f, "__name__", "value_and_grad")
     vg.__doc__ = f"srcad.distributed.value_and_grad of {vg.__name__}"
     return vg
+
+
+def _lost_errors():
+    """What Dask raises when a task or its data is lost (a worker killed, out of memory, gone)."""
+    import asyncio
+    import concurrent.futures
+    kinds = [asyncio.CancelledError, concurrent.futures.CancelledError]
+    for module, name in (("distributed.client", "FutureCancelledError"), ("distributed.scheduler", "KilledWorker"),
+                         ("distributed", "KilledWorker"), ("distributed.comm.core", "CommClosedError")):
+        kind = getattr(sys.modules.get(module), name, None)
+        if isinstance(kind, type):
+            kinds.append(kind)
+    return tuple(kinds)
+
+
+def _lost(exc, runs, inputs):
+    """ShardError naming the shards whose task or data Dask lost."""
+    def status(x):
+        return getattr(x, "status", None) if _is_future(x) else None
+    # the root cause first: a shard's own data lost, then a task lost or failed, then one cancelled after
+    bad = ([k for k, s in enumerate(inputs) if status(s) in ("cancelled", "lost", "error")]
+           or [k for k, r in enumerate(runs) if status(r) in ("lost", "error")]
+           or [k for k, r in enumerate(runs) if status(r) == "cancelled"])
+    if not runs:
+        return ShardError(
+            f"a worker was lost while srcad sent the program, the parameters or the shards ({type(exc).__name__}: "
+            f"{exc}): it died (killed, out of memory, its machine gone). Call again once the cluster has "
+            f"replaced it; a shard scattered to that worker is gone with it: scatter it again.")
+    which = f"shard {bad[0]}" if len(bad) == 1 else (f"shards {', '.join(map(str, bad))}" if bad else "a shard")
+    return ShardError(
+        f"{which}: Dask lost the task or its data ({type(exc).__name__}: {exc}): the worker that held it "
+        f"died (killed, out of memory, its machine gone). A shard scattered to that worker is gone with it; "
+        f"scatter it again (or pass the shard as a tuple, which srcad sends with each call) and call again.")
 
 
 def _is_future(x):
@@ -170,15 +257,21 @@ def _nbytes(tree):
 
 
 # ---- worker side ---------------------------------------------------------------------------
-_MODULES = {}                # per worker process: program digest -> loaded generated module
+_MODULES = collections.OrderedDict()    # per worker process: program digest -> loaded module
+_MODULES_MAX = 32
 
 
 def _function(program):
+    """The loaded module of a program, by its digest (text and supplied values), and its main function."""
     mod = _MODULES.get(program.digest)
     if mod is None:
         from .. import cache
         mod = cache.load(program.text, program.fname, program.supplied)
         _MODULES[program.digest] = mod
+        while len(_MODULES) > _MODULES_MAX:
+            _MODULES.popitem(last=False)
+    else:
+        _MODULES.move_to_end(program.digest)
     return mod, getattr(mod, program.main)
 
 
@@ -215,7 +308,7 @@ def _user_line(exc, mod, program):
             lineno = line
     if lineno is None:
         return ""
-    lines = program.text.splitlines()
+    lines = source_lines(program.text, False)
     source = re.search(r"\((.*):\d+\)", lines[0])
     for k in range(min(lineno, len(lines)) - 1, -1, -1):
         m = re.match(r"\s*# (?:adjoint of )?L(\d+): (.*)", lines[k])

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import SrcadError, UnsupportedSyntaxError
 from ..rules.registry import ANY, FactSet
+from ..syntax import source_lines
 from .inplace import _loc, _text, desugar_inplace
 
 if TYPE_CHECKING:
@@ -425,7 +426,7 @@ class _Aliases:
         name = target.id if isinstance(target, ast.Name) else None
         st = self.current
         blocks = self.note_write(refs, name, construct, maybe=op is not None)
-        construct = construct or f"`{_text(st).splitlines()[0]}`"
+        construct = construct or f"`{source_lines(_text(st), False)[0]}`"
         fixes = self.after.setdefault(id(st), {})
         for m, mrefs in S.pts.items():
             if m == name or not any(b in blocks for b, _ in mrefs):
@@ -450,7 +451,7 @@ class _Aliases:
         """The objects a write changes; writes into parameters and globals are noted."""
         st = self.current
         blocks = {b for b, k in refs if k != ITEM}
-        construct = construct or f"`{_text(st).splitlines()[0]}`"
+        construct = construct or f"`{source_lines(_text(st), False)[0]}`"
         for b in blocks:
             if b[0] == "global":
                 self.global_writes.add((self.where(st), name or b[1]))

@@ -13,6 +13,8 @@ Copies are kept per original function (weakly), so a function passed twice is tr
 """
 import functools
 import inspect
+import keyword
+import re
 import types
 import weakref
 
@@ -21,11 +23,11 @@ from ..errors import SrcadError, UnsupportedSyntaxError
 _COPIES = weakref.WeakKeyDictionary()    # original function -> {variant: copy}
 
 
-def _copy(func, variant, name, **attrs):
+def _copy(func, variant, name, rename_code=True, **attrs):
     by_variant = _COPIES.setdefault(func, {})
     out = by_variant.get(variant)
     if out is None:
-        code = func.__code__.replace(co_name=name) if name != func.__code__.co_name else func.__code__
+        code = func.__code__.replace(co_name=name) if rename_code and name != func.__code__.co_name else func.__code__
         out = types.FunctionType(code, func.__globals__, name, func.__defaults__, func.__closure__)
         out.__kwdefaults__ = func.__kwdefaults__
         out.__qualname__ = attrs.pop("__qualname__", func.__qualname__ if name == func.__name__ else name)
@@ -56,7 +58,19 @@ def transformable(func):
         # named as its code is (functools.wraps gave it the wrapped function's name): the def srcad reads
         return _copy(func, "unwrapped", func.__code__.co_name, __qualname__=func.__code__.co_qualname,
                      __srcad_wrapper_of__=func.__name__)
+    if isinstance(func, types.FunctionType) and not (func.__name__.isidentifier()
+                                                     and not keyword.iskeyword(func.__name__)):
+        return _copy(func, "renamed", identifier(func.__name__), rename_code=False)
     return func
+
+
+def identifier(name):
+    """An ASCII Python identifier made of name's letters, digits and underscores (others become
+    `_`), at most 64 characters, never a keyword."""
+    out = re.sub(r"[^A-Za-z0-9_]", "_", str(name))[:64] or "f"
+    if not (out[0].isalpha() or out[0] == "_") or keyword.iskeyword(out):
+        out = "f_" + out
+    return out
 
 
 def method_function(func, kind, cls, instance=None):

@@ -46,7 +46,7 @@ def check_def(func, start, node):
     code = func.__code__
     args = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     read = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-    if node.name != func.__name__ or tuple(read) != args or start != code.co_firstlineno:
+    if node.name != code.co_name or tuple(read) != args or start != code.co_firstlineno:
         _stale(func, start)
 
 

@@ -19,7 +19,7 @@ import builtins
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import FactSet, facts, lookup
-from ..syntax import N as name, Namer, assign, ast_copy, index_expr, to_source
+from ..syntax import N as name, Namer, assign, ast_copy, index_expr, source_lines, to_source
 from .parse import Parsed
 from ..composition import operator_call
 
@@ -782,7 +782,7 @@ def _lift(node, parsed, where):
     else:   # a one-line def: its body as srcad reads it
         node.lineno = node.col_offset = 0
         text = to_source(ast.Module(body=[node], type_ignores=[])) + "\n"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    linecache.cache[filename] = (len(text), None, source_lines(text), filename)
     ns = {}
     exec(compile(text, filename, "exec"), parsed.func.__globals__, ns)
     return ns[node.name]

@@ -13,6 +13,7 @@ on sparse_ops' pattern helpers):
   values.py        what kind of derivative a value is (the symbolic zero, a list, a dict, an array),
                    and MISSING, what a dict held at a key it did not have
   rowsparse.py     RowSparse, the cotangent of a row gather, kept as (rows, values)
+  pattern_cache.py facts cached per sparsity pattern, used while a fingerprint of its index arrays matches
   sparse_ops.py    scipy sparse matrices: products, reductions, segments, accumulation (kernels)
   sparse_struct.py sparse results whose pattern differs from the operands' (spgemm, power, ...)
   accumulate.py    adding derivatives, materialising zeros, handing gradients back (finalize)

@@ -60,7 +60,8 @@ class RowSparse:
 
     def todense(self):
         """The dense array, repeated rows summed (deterministically, in the compiled kernel)."""
-        return _kernels.scatter_add_rows(self.values, self.indices, self.shape[0])
+        return _kernels.scatter_add_rows(self.values, self.indices, self.shape[0],
+                                         f"a RowSparse of shape {self.shape}: its indices")
 
     def __array__(self, dtype=None, copy=None):
         dense = self.todense()

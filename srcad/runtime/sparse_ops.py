@@ -12,11 +12,10 @@ Every product goes through srcad's compiled kernels, through a *grouping* of the
 entries: by row (for `A @ X`) or by column (for `A.T @ G`). For CSR the row grouping is the
 matrix itself and the column grouping is a transposed index (`csr_transpose_index`); for CSC
 the other way round; for COO both are a stable sort of the coordinates (or the coordinates
-themselves when already sorted). Derived groupings are built once per pattern and cached,
-keyed on the identity (address, length, dtype) of the index buffers; a cache entry holds the
-buffers it was built from, so an address is never reused while its entry lives, and a small
-LRU bounds what the cache keeps alive. A pattern whose index arrays are modified in place
-after a product has been taken is not supported (call `clear_cache()`).
+themselves when already sorted). Derived groupings are built once per pattern and cached
+(pattern_cache.py): found by the identity of the index buffers, used only while a fingerprint of
+their content matches, so index arrays refilled in place between calls get their facts built
+again.
 
 Duplicate entries (a COO, or a non-canonical CSR/CSC) are summed where scipy sums them
 (`merged`, a map cached per pattern), and each duplicate gets its summed entry's derivative
@@ -26,9 +25,7 @@ template's `g * x` multiplies entrywise; the user's gradient has the argument's 
 
 Zero derivatives are the Python float 0.0 and every helper passes them through unchanged.
 """
-import collections
 import copy
-import threading
 import weakref
 
 import numpy as np
@@ -38,6 +35,7 @@ from .. import _kernels as K
 from ..batching import Batched
 from ..errors import InputError
 from ..inputs import sparse_format_error
+from . import pattern_cache as _pc
 from .rowsparse import RowSparse
 
 __all__ = [
@@ -67,16 +65,9 @@ class _Groups:
         self.ptr, self.idx, self.pos, self.n = ptr, idx, pos, n
 
 
-_CACHE = collections.OrderedDict()
-_CACHE_SIZE = 8
-_LOCK = threading.Lock()
-
-
 def clear_cache():
     """Forget every cached transposed index / sort / check of a sparsity pattern."""
-    with _LOCK:
-        _CACHE.clear()
-        _BY_ID.clear()
+    _pc.clear()
 
 
 def _buf(a):
@@ -94,47 +85,8 @@ def _canonical(A):
         return False
 
 
-def _cached(kind, arrays, n, build, cache=True):
-    if not cache:             # a non-canonical CSR/CSC may be sorted in place by scipy: no reuse
-        return build()
-    key = (kind, n) + tuple(_buf(a) for a in arrays)
-    with _LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit[1]
-    value = build()
-    with _LOCK:
-        _CACHE[key] = (tuple(arrays), value)   # the buffers stay alive (and their addresses taken)
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return value
-
-
-_BY_ID = collections.OrderedDict()
-_BY_ID_SIZE = 64
-
-
-def _cached_by_id(kind, arrays, n, build, cache=True):
-    """A fact about a pattern (its check, its duplicates) cached on the identity of its index
-    arrays (weak references: a dead array's entry is never reused); an O(1) lookup."""
-    if not cache:
-        return build()
-    a0, a1 = arrays
-    key = (kind, n, id(a0), id(a1))
-    hit = _BY_ID.get(key)
-    if hit is not None and hit[0][0]() is a0 and hit[0][1]() is a1:
-        return hit[1]
-    value = build()
-    try:
-        refs = tuple(weakref.ref(a) for a in arrays)
-    except TypeError:
-        return value
-    with _LOCK:
-        _BY_ID[key] = (refs, value)
-        while len(_BY_ID) > _BY_ID_SIZE:
-            _BY_ID.popitem(last=False)
-    return value
+_cached, _cached_by_id = _pc.cached, _pc.cached_by_id
+_CACHE = _pc._CACHE      # (kind, n, buffers) -> ((arrays, fingerprints), value), for tests that look in
 
 
 def _transpose(indptr, indices, n_minor, cache):
@@ -185,10 +137,8 @@ def check_pattern(A):
     f = A.format
     if f not in ("csr", "csc", "coo") or len(A.shape) != 2:
         raise sparse_format_error(A, "srcad: a sparse operand")
-    if f == "coo":
-        arrays, n = (A.row, A.col), 0
-    else:
-        arrays, n = (A.indptr, A.indices), A.shape[1 if f == "csr" else 0]
+    arrays = (A.row, A.col) if f == "coo" else (A.indptr, A.indices)
+    n = A.shape[1 if f == "csr" else 0]
 
     def build():
         if f == "coo":
@@ -207,7 +157,7 @@ def check_pattern(A):
         if len(used) and (used.min() < 0 or used.max() >= n):
             raise _bounds_error(A, minor, used.min() if used.min() < 0 else used.max(), 0, n - 1)
         return True
-    _cached_by_id("ok", arrays, n, build)     # sorting in place (scipy) keeps the check valid
+    _cached_by_id("ok", arrays, A.shape, build)
 
 
 def row_groups(A):
@@ -255,6 +205,7 @@ def _dedup(A):
     f = A.format
     if f != "coo" and _canonical(A):
         return None
+    check_pattern(A)
     m, n = A.shape
     arrays = A.coords if f == "coo" else (A.indptr, A.indices)
 
@@ -272,7 +223,7 @@ def _dedup(A):
         else:
             index = (u_minor, np.searchsorted(u_major, np.arange(n_major + 1)).astype(itype))
         return inv.reshape(-1), index, len(uniq) < len(key)
-    hit = _cached_by_id("dedup", arrays, n, build, f == "coo")
+    hit = _cached_by_id("dedup", arrays, A.shape, build, f == "coo")
     return None if hit is _NO_DUPLICATES else hit
 
 
@@ -1106,3 +1057,7 @@ def accumulate(acc, g):
         np.add.at(acc, (rows, cols), g.data.astype(acc.dtype, copy=False))
         return acc
     return K.add_into(acc, g)
+
+
+# each helper fingerprints a pattern's index arrays once per call (pattern_cache.py)
+_pc.scope_module(globals(), __all__ + ["check_pattern", "row_groups", "col_groups", "merged", "unmerged"])

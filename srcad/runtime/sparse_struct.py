@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from . import pattern_cache as _pc
 from . import sparse_ops as so
 from .sparse_ops import (_entry_coords, _float_dtype, _is_zero, _like, _matrix_at, _own, _same_pattern,
                          check_pattern, merged, unmerged)
@@ -518,3 +519,7 @@ def dense_jvp(x_dot, x, how="toarray"):
     if sp.issparse(x_dot):
         return getattr(so._like(x, so._values_at(x_dot, x)) if not _same_pattern(x_dot, x) else x_dot, how)()
     return np.asarray(x_dot) if how == "toarray" else np.asmatrix(x_dot)
+
+
+# each helper fingerprints a pattern's index arrays once per call (pattern_cache.py)
+_pc.scope_module(globals(), __all__)

@@ -24,6 +24,11 @@ A[i:j], A.toarray, scipy.sparse.diags/hstack/vstack.
   patterns, every stored entry kept (scipy's `A + B` drops entries whose sum is zero, and with
   them their derivative; srcad asks for these where that happened).
 - `accumulate(acc, g)`: acc += g in place, deterministically (also `srcad.accumulate`).
+
+What srcad works out once per sparsity pattern (a transposed index, a sort, a bounds check) is
+cached, and used only while a fingerprint of the index arrays' content matches: index buffers a
+data loader refills in place between calls are read as they are now. Segment ids and RowSparse
+rows outside -n..n-1 raise srcad.InputError (an IndexError too) naming the argument.
 """
 from ..runtime import sparse_ops as _ops
 
@@ -77,4 +82,16 @@ def accumulate(acc, g):
     """Add the gradient g into acc in place and return acc: dense arrays, srcad.RowSparse, scipy
     sparse gradients with acc's pattern (or tuples/lists of these). The same bits for any
     thread count."""
-    return _ops.accumulate(acc, g)
+    from ..errors import InputError
+    try:
+        return _ops.accumulate(acc, g)
+    except InputError as exc:
+        where = getattr(exc, "srcad_index", None)
+        if where is None:
+            raise
+        bad, n, count, total = where
+        raise InputError(f"srcad.accumulate(acc, g): g is a srcad.RowSparse whose indices hold {bad}, outside "
+                         f"-{n}..{n - 1} for an accumulator of {n} rows ({count} of its {total} indices). "
+                         f"Accumulate into an array of the gradient's shape, or build the RowSparse with "
+                         f"indices inside it (acc is unchanged, but for the leaves before this one "
+                         f"of a tuple, list or dict).") from None

@@ -4,12 +4,14 @@ actually run (even if the file on disk is later edited or evicted; srcad/cache.p
 import linecache
 import types
 
+from ..syntax import source_lines
+
 
 def compile_module(source: str, modname: str, filename: str, supplied: dict) -> types.ModuleType:
     """A fresh module `modname` running `source` (as if read from `filename`), with the names
     srcad supplies (free variables of the user's code) set before it runs."""
     code = compile(source, filename, "exec", dont_inherit=True)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, source_lines(source), filename)
     module = types.ModuleType(modname)
     module.__file__ = filename
     module.__dict__.update(supplied)

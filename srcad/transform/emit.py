@@ -3,7 +3,7 @@ import ast
 import re
 
 from ..errors import function_mark
-from ..syntax import to_source
+from ..syntax import source_lines, to_source
 
 _COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
 
@@ -11,7 +11,7 @@ _COMMENT = re.compile(r"^(\s*)(['\"])\\x00srcad-comment\\x00(.*)\2\s*$")
 def unparse_with_comments(tree: ast.AST) -> str:
     text = to_source(tree)
     out = []
-    for line in text.splitlines():
+    for line in source_lines(text, False):
         m = _COMMENT.match(line)
         if m:
             body = m.group(3).encode().decode("unicode_escape") if "\\" in m.group(3) else m.group(3)
