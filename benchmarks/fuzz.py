@@ -125,8 +125,9 @@ def main(argv=None):
     ap.add_argument("--out", default="fuzz-repros")
     ap.add_argument("--no-autograd", action="store_true")
     ap.add_argument("--no-minimize", action="store_true")
-    ap.add_argument("--minimize-per-kind", type=int, default=3,
-                    help="minimize at most this many repros per (outcome, mode, constructs); write the rest as drawn")
+    ap.add_argument("--minimize-per-kind", type=int, default=2,
+                    help="minimize at most this many repros per (outcome, mode, construct); write the rest as drawn")
+    ap.add_argument("--minimize-max", type=int, default=30, help="minimize at most this many repros in all")
     ap.add_argument("--json", default=None, help="write the counts here")
     args = ap.parse_args(argv)
     kinds = [k for k in args.kinds.split(",") if k]
@@ -173,10 +174,11 @@ def main(argv=None):
             repros.append(str(path))
             print(f"[{i}] {r.outcome} ({r.mode}) -> {path}", flush=True)
         elif r.outcome in ("wrong", "crash"):
-            sig = (r.outcome, r.mode, frozenset(program.features) & HUNT_FEATURES)
+            sig = (r.outcome, r.mode, min(sorted(set(program.features) & HUNT_FEATURES) or [""]))
             minimized[sig] += 1
-            small = program if args.no_minimize or minimized[sig] > args.minimize_per_kind else \
-                minimize(program, pseed, workdir, r.outcome, r.mode, int_input)
+            todo = not args.no_minimize and minimized[sig] <= args.minimize_per_kind and \
+                sum(1 for k, c in minimized.items() for _ in range(min(c, args.minimize_per_kind))) <= args.minimize_max
+            small = minimize(program, pseed, workdir, r.outcome, r.mode, int_input, budget=60) if todo else program
             path, _ = write_repro(out_dir, f"{r.outcome}-{r.mode}-s{args.seed}-{i}", small, pseed, r)
             repros.append(str(path))
             print(f"[{i}] {r.outcome} ({r.mode}) -> {path}", flush=True)

@@ -904,6 +904,12 @@ def rec(a, n):
     return rec(np.sin(a) * 0.9 + 0.1 * a, n - 1)
 
 
+def rec_data(a, s):
+    if s > 1.0:
+        return a
+    return rec_data(np.sin(a) + 0.1 * a, s + 0.45)
+
+
 def inner_loss(a, s):
     return np.sum(np.sin(a) * s + 0.5 * a ** 2 * np.cos(s))
 
@@ -964,21 +970,31 @@ class _Hunter(_Builder):
     def ex_cumprod(self, d):
         self.features.add("cumprod")
         a = super().arr_expr(d)
+        b = self.arr_leaf()
         return _fmt(self.choose(["np.cumprod(1.0 + 0.3 * np.sin({0}))", "(np.cumsum({0}) * 0.5)",
-                                 "np.cumprod(np.cos({0}) * 0.5 + 1.0)[::-1]"]), a)
+                                 "np.cumprod(np.cos({0}) * 0.5 + 1.0)[::-1]",
+                                 "np.cumprod(np.outer(np.cos({0}), {1}) * 0.5 + 1.0, axis=1)[:, -1]",
+                                 "np.cumprod({0} * 0.9)", "np.cumsum(np.outer({0}, {1}), axis=0)[-1]"]), a, b)
 
     def ex_diag(self, d):
         self.features.add("diag")
         a, b = super().arr_expr(d), self.arr_leaf()
         return _fmt(self.choose(["np.diag(np.outer({0}, {1}))", "(np.diag({0}) @ {1})",
-                                 "np.diag(np.diag({0}) + np.outer({0}, {1}))", "np.diag({0}.reshape(2, 2) * 1.0, k=0).repeat(2)"]),
+                                 "np.diag(np.diag({0}) + np.outer({0}, {1}))", "np.diag({0}.reshape(2, 2) * 1.0, k=0).repeat(2)",
+                                 "np.concatenate([np.diag(np.outer({0}, {1}), k=1), {0}[:1]])",
+                                 "(np.diag({0}, k=1)[:4, 1:] @ {1})", "np.diagonal(np.outer({0}, {1}) + 1.0)",
+                                 "np.diag(np.diag({0}, k=-1), k=1)"]),
                     a, b)
 
     def ex_take(self, d):
         self.features.add("take")
         a = super().arr_expr(d)
+        b = self.arr_leaf()
         return _fmt(self.choose(["np.take({0}, [2, 0, 3, 1])", "np.take({0}, [1, 1, 3, 0])",
-                                 "{0}.take([3, 3, 0, 2])", "np.take({0}, np.array([0, 0, 0, 2]))"]), a)
+                                 "{0}.take([3, 3, 0, 2])", "np.take({0}, np.array([0, 0, 0, 2]))",
+                                 "np.take(np.outer({0}, {1}), [2, 0, 2, 1], axis=1).sum(axis=0)",
+                                 "np.take(np.outer({0}, {1}), [3, 3], axis=0).T.reshape(-1)[:4]",
+                                 "np.take({0}, [[0, 1], [1, 3]]).reshape(-1)", "np.take({0}, [5, -1, 2, 0], mode='wrap')"]), a, b)
 
     def ex_cast(self, d):
         a, b = super().arr_expr(d), self.arr_leaf()
@@ -1010,6 +1026,8 @@ class _Hunter(_Builder):
     def ex_recursion(self, d):
         self.features.add("recursion")
         a = super().arr_expr(d)
+        if self.coin(0.4):      # a depth that depends on the data (a jump where it changes: FD's backstop)
+            return _fmt("rec_data({0}, np.tanh({1}))", a, self.scal_leaf(), kind=ARR)
         return _fmt("rec({0}, " + str(self.integer(0, 3)) + ")", a)
 
     def ex_custom_rule(self, d):
@@ -1054,6 +1072,8 @@ class _Hunter(_Builder):
         self.features.add("nested_ad")
 
     def st_while_data(self, depth):
+        if self.writable_arrays() and self.coin(0.4):
+            return self.st_while_array(depth)
         j, s = self.new_name("j"), self.new_name("s")
         start = self.scal_expr(1)
         c = self.choose(["0.5", "1.2", "2.0"])
@@ -1074,6 +1094,31 @@ class _Hunter(_Builder):
         finally:
             self.loops.pop()
             self.env, self.order, self.dicts = saved_env, saved_order, saved_dicts   # may run 0 times
+        self.features.add("while_data")
+
+    def st_while_array(self, depth):
+        """while np.sum(v * v) < c: v is written in place in the body (the condition reads it)."""
+        v = self.choose(self.writable_arrays())
+        j = self.new_name("j")
+        c = self.choose(["2.0", "4.0", "8.0"])
+        live = v in self.active
+        self.line(depth, f"{j} = 0")
+        cond = f"np.sum({v} * {v})"
+        self.line(depth, f"while {cond} < {c} and {j} < 3:",
+                  f"while {'_k.lt(' + cond + ', ' + c + ')' if live else cond + ' < ' + c} and {j} < 3:")
+        frame = _Frame(j)
+        self.loops.append(frame)
+        saved_env, saved_order, saved_dicts = dict(self.env), list(self.order), dict(self.dicts)
+        try:
+            self.line(depth + 1, f"{j} += 1")
+            s = self.scal_leaf()
+            self.line(depth + 1, f"{v} *= 1.5 + 0.1 * np.tanh({s.plain})", f"{v} *= 1.5 + 0.1 * np.tanh({s.instr})")
+            self.line(depth + 1, f"{v} += 0.3")
+            self.mark(v, s.plain)
+            self.body(depth + 1, 0, 1)
+        finally:
+            self.loops.pop()
+            self.env, self.order, self.dicts = saved_env, saved_order, saved_dicts
         self.features.add("while_data")
 
     def st_masked_write(self, depth):

@@ -286,6 +286,12 @@ def _jacobian_cases():
         OracleCase("examples-logistic", logistic,
                    [rng.normal(size=3), rng.normal(size=(8, 3)), (rng.random(8) > 0.5) * 1.0], (0,)),
     ]
+    import einsum_cases as ec
+    A, B, x3 = rng.normal(size=(3, 4)), rng.normal(size=(4, 5)), rng.normal(size=3)
+    out += [OracleCase("einsum-f1", ec.f1, [A, B], (0, 1)), OracleCase("einsum-f2", ec.f2, [A, rng.normal(size=4)], (0, 1)),
+            OracleCase("einsum-f3", ec.f3, [A, B], (0, 1)), OracleCase("einsum-f4", ec.f4, [A], (0,)),
+            OracleCase("einsum-f5", ec.f5, [x3, rng.normal(size=(4, 3))], (0, 1)),
+            OracleCase("einsum-with_ellipsis", ec.with_ellipsis, [rng.normal(size=(2, 3, 4))], (0,))]
     for name in ("scalar_times_reshaped_product", "mean_of_stack_times_item", "loop_carried_first_use",
                  "iterate_over_rebound_name"):
         out.append(OracleCase(f"regression-{name}", getattr(rc, name),
@@ -486,7 +492,7 @@ def _finish_second(out, case, modes, f, g, args, kw, wrt, scalar, mark):
     # second order
     if "second" in modes:
         small = [k for k in wrt if np.size(args[k]) <= HESSIAN_MAX]
-        sampled = case.group in ("corpus", "jh", "regression", "examples") or \
+        sampled = case.group in ("corpus", "jh", "regression", "examples", "einsum") or \
             zlib.crc32(case.name.encode()) % SECOND_SHARE == 0
         if not sampled:
             mark("second", "not covered", "not sampled for second order (CI time)")
