@@ -22,6 +22,7 @@ import os
 import pathlib
 import random
 import re
+import signal
 import sys
 import tempfile
 import time
@@ -51,6 +52,30 @@ def _reason(detail):
 def program_for(seed, i, kinds):
     rng = random.Random(seed * 1_000_003 + i)
     return random_program(rng, hunt=set(kinds) & HUNT_FEATURES)
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def timed(seconds, fn, *args, **kwargs):
+    """fn(*args) with a time limit (a candidate of the minimizer may loop forever once it lost
+    its loop counter's increment); raises _Timeout."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(seconds)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt()
 
 
 def _same(result, outcome, mode):
@@ -85,8 +110,8 @@ def minimize(program, seed, workdir, outcome, mode, int_input, budget=120):
             cand = Program("\n".join(cand_s), "\n".join(cand_i), program.features)
             checks += 1
             try:
-                r = check_program(cand, seed, workdir, int_input=int_input)
-            except Exception:      # noqa: BLE001
+                r = timed(30, check_program, cand, seed, workdir, int_input=int_input)
+            except (Exception, _Timeout):      # noqa: BLE001
                 r = None
             if r is not None and _same(r, outcome, mode):
                 src, ins = cand_s, cand_i
@@ -144,47 +169,56 @@ def main(argv=None):
     minimized = collections.Counter()
     repros = []
     t0 = time.time()
-    for i in range(args.n):
-        program = program_for(args.seed, i, kinds)
-        pseed = args.seed * 1_000_003 + i
-        int_input = "int_input" in kinds and i % 5 == 0
-        sparse_arg = "sparse_input" in kinds and i % 6 == 5
-        try:
-            if sparse_arg:        # a sparse argument, non-canonical, maybe refilled in place
-                r = fuzzgen.check_sparse_input(random.Random(pseed), pseed, workdir,
-                                               mutate="sparse_input_mutated" in kinds)
-                program = Program("", "", r.features)
-            else:
-                r = check_program(program, pseed, workdir, use_autograd=not args.no_autograd, int_input=int_input)
-        except Exception as exc:       # noqa: BLE001 - the harness itself: count it, keep going
-            r = fuzzgen.Result("crash", "harness", f"{type(exc).__name__}: {exc}", program.features)
-        counts[r.outcome] += 1
-        autograd[r.autograd.split(":")[0]] += 1
-        feats = set(program.features) | ({"int_input"} if int_input else set())
-        for f in feats:
-            by_feature[f][r.outcome] += 1
-        if r.outcome in ("wrong", "crash", "refused"):
-            by_mode[f"{r.outcome}:{r.mode}"] += 1
-        if r.outcome == "refused":
-            reasons[_reason(r.detail)] += 1
-        if r.outcome in ("wrong", "crash") and sparse_arg:
-            path = out_dir / f"{r.outcome}-sparse_input-s{args.seed}-{i}.txt"
-            out_dir.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"{r.outcome} in {r.mode} mode\n{r.detail}\n")
-            repros.append(str(path))
-            print(f"[{i}] {r.outcome} ({r.mode}) -> {path}", flush=True)
-        elif r.outcome in ("wrong", "crash"):
-            sig = (r.outcome, r.mode, min(sorted(set(program.features) & HUNT_FEATURES) or [""]))
-            minimized[sig] += 1
-            todo = not args.no_minimize and minimized[sig] <= args.minimize_per_kind and \
-                sum(1 for k, c in minimized.items() for _ in range(min(c, args.minimize_per_kind))) <= args.minimize_max
-            small = minimize(program, pseed, workdir, r.outcome, r.mode, int_input, budget=60) if todo else program
-            path, _ = write_repro(out_dir, f"{r.outcome}-{r.mode}-s{args.seed}-{i}", small, pseed, r)
-            repros.append(str(path))
-            print(f"[{i}] {r.outcome} ({r.mode}) -> {path}", flush=True)
-        if (i + 1) % 100 == 0:
-            print(f"... {i + 1} programs, {dict(counts)}, {time.time() - t0:.0f}s", flush=True)
-    summary = {"n": args.n, "seed": args.seed, "kinds": kinds, "counts": dict(counts),
+    done = 0
+    signal.signal(signal.SIGTERM, _interrupt)     # kill <pid>: stop and print the counts so far
+    try:
+        for i in range(args.n):
+            program = program_for(args.seed, i, kinds)
+            pseed = args.seed * 1_000_003 + i
+            int_input = "int_input" in kinds and i % 5 == 0
+            sparse_arg = "sparse_input" in kinds and i % 6 == 5
+            try:
+                if sparse_arg:        # a sparse argument, non-canonical, maybe refilled in place
+                    r = fuzzgen.check_sparse_input(random.Random(pseed), pseed, workdir,
+                                                   mutate="sparse_input_mutated" in kinds)
+                    program = Program("", "", r.features)
+                else:
+                    r = timed(300, check_program, program, pseed, workdir, use_autograd=not args.no_autograd,
+                              int_input=int_input)
+            except _Timeout:
+                r = fuzzgen.Result("crash", "timeout", "no result in 300 s (a loop that does not end?)", program.features)
+            except Exception as exc:       # noqa: BLE001 - the harness itself: count it, keep going
+                r = fuzzgen.Result("crash", "harness", f"{type(exc).__name__}: {exc}", program.features)
+            counts[r.outcome] += 1
+            autograd[r.autograd.split(":")[0]] += 1
+            feats = set(program.features) | ({"int_input"} if int_input else set())
+            for f in feats:
+                by_feature[f][r.outcome] += 1
+            if r.outcome in ("wrong", "crash", "refused"):
+                by_mode[f"{r.outcome}:{r.mode}"] += 1
+            if r.outcome == "refused":
+                reasons[_reason(r.detail)] += 1
+            if r.outcome in ("wrong", "crash") and sparse_arg:
+                path = out_dir / f"{r.outcome}-sparse_input-s{args.seed}-{i}.txt"
+                out_dir.mkdir(parents=True, exist_ok=True)
+                path.write_text(f"{r.outcome} in {r.mode} mode\n{r.detail}\n")
+                repros.append(str(path))
+                print(f"[{i}] {r.outcome} ({r.mode}) -> {path}", flush=True)
+            elif r.outcome in ("wrong", "crash"):
+                sig = (r.outcome, r.mode, min(sorted(set(program.features) & HUNT_FEATURES) or [""]))
+                minimized[sig] += 1
+                todo = not args.no_minimize and minimized[sig] <= args.minimize_per_kind and \
+                    sum(1 for k, c in minimized.items() for _ in range(min(c, args.minimize_per_kind))) <= args.minimize_max
+                small = minimize(program, pseed, workdir, r.outcome, r.mode, int_input, budget=60) if todo else program
+                path, _ = write_repro(out_dir, f"{r.outcome}-{r.mode}-s{args.seed}-{i}", small, pseed, r)
+                repros.append(str(path))
+                print(f"[{i}] {r.outcome} ({r.mode}) -> {path}", flush=True)
+            if (i + 1) % 100 == 0:
+                print(f"... {i + 1} programs, {dict(counts)}, {time.time() - t0:.0f}s", flush=True)
+            done = i + 1
+    except KeyboardInterrupt:
+        print(f"\ninterrupted after {done} programs", flush=True)
+    summary = {"n": done, "seed": args.seed, "kinds": kinds, "counts": dict(counts),
                "by_mode": dict(by_mode), "autograd": dict(autograd),
                "by_feature": {f: dict(c) for f, c in sorted(by_feature.items())},
                "refusals": dict(reasons.most_common(30)), "repros": repros, "seconds": round(time.time() - t0, 1)}
