@@ -863,6 +863,7 @@ HUNT_FEATURES = frozenset({
     "while_data",            # while <data> < c and j < 4: (a data-dependent trip count)
     "recursion",             # a recursive helper rec(a, n)
     "cumprod",               # np.cumprod, np.cumsum
+    "cumprod_zero",          # np.cumprod of an input with exact zeros
     "diag",                  # np.diag of a vector and of a matrix
     "masked_write",          # m = a > c; v[m] = ..., v[m] *= ..., v[~m] += ...
     "take",                  # np.take / .take with permuted and repeated indices
@@ -962,7 +963,8 @@ class _Hunter(_Builder):
 
     def arr_expr(self, depth):
         forms = [f for f in ("cumprod", "diag", "take", "cast", "decorated", "recursion", "custom_rule")
-                 if self.on(f)] + (["cast"] if self.on("cast_float") and not self.on("cast") else [])
+                 if self.on(f)] + (["cast"] if self.on("cast_float") and not self.on("cast") else []) + \
+            (["cumprod"] if self.on("cumprod_zero") and not self.on("cumprod") else [])
         if depth > 0 and forms and self.coin(self.p_hunt):
             return getattr(self, "ex_" + self.choose(forms))(depth - 1)
         return super().arr_expr(depth)
@@ -971,10 +973,15 @@ class _Hunter(_Builder):
         self.features.add("cumprod")
         a = super().arr_expr(d)
         b = self.arr_leaf()
-        return _fmt(self.choose(["np.cumprod(1.0 + 0.3 * np.sin({0}))", "(np.cumsum({0}) * 0.5)",
-                                 "np.cumprod(np.cos({0}) * 0.5 + 1.0)[::-1]",
-                                 "np.cumprod(np.outer(np.cos({0}), {1}) * 0.5 + 1.0, axis=1)[:, -1]",
-                                 "np.cumprod({0} * 0.9)", "np.cumsum(np.outer({0}, {1}), axis=0)[-1]"]), a, b)
+        forms = ["np.cumprod(1.0 + 0.3 * np.sin({0}))", "(np.cumsum({0}) * 0.5)",
+                 "np.cumprod(np.cos({0}) * 0.5 + 1.0)[::-1]",
+                 "np.cumprod(np.outer(np.cos({0}), {1}) * 0.5 + 1.0, axis=1)[:, -1]",
+                 "np.cumsum(np.outer({0}, {1}), axis=0)[-1]"]
+        if self.on("cumprod_zero") and self.coin(0.4):
+            # an input that may hold exact zeros (an np.zeros array, or a zero put in)
+            self.features.add("cumprod_zero")
+            forms = ["np.cumprod({0} * 0.9)", "np.cumprod({0} * np.array([1.0, 0.0, 1.0, 1.0]))"]
+        return _fmt(self.choose(forms), a, b)
 
     def ex_diag(self, d):
         self.features.add("diag")
