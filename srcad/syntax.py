@@ -134,11 +134,7 @@ class _Canonical(ast.NodeTransformer):
         v = node.value
         if isinstance(v, (str, bytes, bool)) or v is None or v is Ellipsis:
             return node
-        try:
-            negative = repr(v).startswith("-")
-        except Exception:       # (a value with no repr: printed, and refused, as before)
-            return node
-        if not negative:
+        if not repr(v).startswith("-"):
             return node
         pos = -v
         if repr(-pos) != repr(v):      # (a value whose negation is not exact: left as it is)

@@ -4,6 +4,14 @@ forward mode, and to second order where it means something.
 
 1. the printer: negative literals keep their parentheses (`(-1) ** j`), checked by round trips
    through `ast.parse` on generated expression trees;
+2. functions that return from every branch (if/elif/else, nested, in loops; random shapes);
+3. an argument (or a constant) returned as it is;
+4. nested conditional expressions (in defs, lambdas, tests, comprehensions);
+5. the alias pass's run-time guards have registry entries (second order over views);
+6. row_sparse=True with a differentiated number or a zero cotangent;
+7. index writes that name an entry twice (only the write that lands gets cotangent);
+8. loops over an array their body writes in place, and writes whose source overlaps the
+   target: exact where NumPy's result is a copy's, a named error where it is not.
 """
 import ast
 import math
