@@ -15,8 +15,7 @@ from .rules.registry import nondifferentiable, register_jvp, register_vjp
 from .runtime import RowSparse
 from .sparse import accumulate
 from .tree import tree_flatten, tree_leaves, tree_map, tree_unflatten
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def tune_memory():

@@ -37,7 +37,29 @@ def _compiled(name):
             f"installed srcad.") from None
 
 
-_reduce, _scatter, _spmm = _compiled("_reduce"), _compiled("_scatter"), _compiled("_spmm")
+def _pick_isa():
+    """The build of the kernels this process runs: "avx2" where the CPU and OS run AVX2 and srcad
+    was built with that variant (x86-64, the default build), else "baseline". SRCAD_KERNELS=
+    baseline or avx2 asks for one (avx2 on a machine without it is an error, not a crash)."""
+    want = os.environ.get("SRCAD_KERNELS", "auto").strip().lower() or "auto"
+    if want not in ("auto", "baseline", "avx2"):
+        raise ValueError(f"SRCAD_KERNELS={want!r}: expected auto, baseline or avx2")
+    if want == "baseline":
+        return "baseline"
+    import importlib.util
+    has = _compiled("_cpu").has_avx2()
+    built = importlib.util.find_spec(f"{__name__}._spmm_avx2") is not None
+    if want == "avx2" and not (has and built):
+        raise ImportError(f"SRCAD_KERNELS=avx2, but {'this CPU or OS does not run AVX2' if not has else 'srcad was built without its AVX2 kernels (SRCAD_NATIVE=1 or SRCAD_KERNEL_VARIANTS=0, or not x86-64)'}; "
+                          f"unset SRCAD_KERNELS to let srcad choose")
+    return "avx2" if has and built else "baseline"
+
+
+# isa: which build of the kernels runs (the results have the same bits in each).
+isa = _pick_isa()
+_suffix = "" if isa == "baseline" else f"_{isa}"
+_reduce, _scatter, _spmm = (_compiled(f"_reduce{_suffix}"), _compiled(f"_scatter{_suffix}"),
+                            _compiled(f"_spmm{_suffix}"))
 from . import _pool  # noqa: E402
 from ._pool import unshared  # noqa: E402,F401  (is an array free of other arrays' memory)
 
