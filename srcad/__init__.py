@@ -41,9 +41,20 @@ def tune_memory() -> bool:
     return bool(_malloc.tune())
 
 
-def set_num_threads(n: int) -> None:
+def set_num_threads(n: "int | None") -> None:
     """Threads used by the compiled kernels (default: the environment's SRCAD_NUM_THREADS, else
-    OMP_NUM_THREADS, else the CPUs this process may use)."""
+    OMP_NUM_THREADS, else the CPUs this process may use; None goes back to that default).
+
+    threadpoolctl reaches the kernels too: inside ``threadpool_limits(limits=k)`` (or
+    ``user_api="openmp"``) they use at most k threads, unless a number was set here.
+
+    Examples
+    --------
+    >>> import srcad
+    >>> srcad.set_num_threads(2); srcad.get_num_threads()
+    2
+    >>> srcad.set_num_threads(None)
+    """
     from . import _kernels
     _kernels.set_num_threads(n)
 

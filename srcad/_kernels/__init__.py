@@ -90,19 +90,32 @@ def _default_num_threads():
 
 
 _num_threads = _default_num_threads()
+_explicit = False           # set by set_num_threads
+# The OpenMP runtime's thread limit when srcad loaded: a later change is omp_set_num_threads, which
+# threadpoolctl's threadpool_limits calls on the OpenMP library srcad's kernels load (libgomp).
+_cpu = _compiled("_cpu")
+_omp_at_import = _cpu.omp_max_threads()
 
 
 def set_num_threads(n):
-    """Set the number of threads the kernels use (an int >= 1)."""
-    global _num_threads
+    """Set the number of threads the kernels use (an int >= 1); None goes back to the default."""
+    global _num_threads, _explicit
+    if n is None:
+        _num_threads, _explicit = _default_num_threads(), False
+        return
     if int(n) != n or n < 1:
         raise ValueError(f"number of threads must be an integer >= 1, got {n!r}")
-    _num_threads = int(n)
+    _num_threads, _explicit = int(n), True
 
 
 def get_num_threads():
     """The number of threads the kernels use (default: env SRCAD_NUM_THREADS, else OMP_NUM_THREADS,
-    else the CPUs this process may use)."""
+    else the CPUs this process may use; at most the OpenMP limit threadpoolctl's threadpool_limits
+    sets, unless set_num_threads chose a number)."""
+    if not _explicit:
+        omp = _cpu.omp_max_threads()
+        if omp != _omp_at_import:
+            return max(1, min(_num_threads, omp))
     return _num_threads
 
 
@@ -120,7 +133,7 @@ SERIAL_WORK = 1 << 16
 
 def _threads(work=None):
     """The thread count for a kernel call of `work` units (None: the configured count)."""
-    return 1 if work is not None and work < SERIAL_WORK else _num_threads
+    return 1 if work is not None and work < SERIAL_WORK else get_num_threads()
 
 
 def _run(kernel, *args, work=None):
