@@ -12,7 +12,8 @@ class GeneratedCode(str):
 
     Examples
     --------
-    >>> code = GeneratedCode("def f_vjp(x):\\n    return x\\n")
+    >>> import srcad
+    >>> code = srcad.GeneratedCode("def f_vjp(x):\\n    return x\\n")
     >>> isinstance(code, str) and code.startswith("def f_vjp")
     True
     >>> print(code._repr_markdown_())
