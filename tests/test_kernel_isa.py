@@ -78,7 +78,7 @@ def test_builds_give_the_same_bits(monkeypatch, dtype, k):
         for name, mods in BUILDS.items():
             for n, m in zip(NAMES, mods):
                 monkeypatch.setattr(K, n, m)
-            results[name] = [_run_all(dtype, k, nt, seed) for nt in (1, 2) for seed in range(3)]
+            results[name] = [_run_all(dtype, k, nt, seed) for nt in (1, 2) for seed in range(2)]
     finally:
         K.set_num_threads(threads)
     base = results.pop("baseline")
