@@ -37,6 +37,16 @@ def _compiled(name):
             f"installed srcad.") from None
 
 
+def _optional(name):
+    """A compiled module that a build older than it lacks (None then: rebuild to get it)."""
+    import importlib.util
+    return _compiled(name) if importlib.util.find_spec(f"{__name__}.{name}") is not None else None
+
+
+# what the CPU runs and the OpenMP limit (_cpu.pyx); None in a build older than it
+_cpu = _optional("_cpu")
+
+
 def _pick_isa():
     """The build of the kernels this process runs: "avx2" where the CPU and OS run AVX2 and srcad
     was built with that variant (x86-64, the default build), else "baseline". SRCAD_KERNELS=
@@ -47,7 +57,7 @@ def _pick_isa():
     if want == "baseline":
         return "baseline"
     import importlib.util
-    has = _compiled("_cpu").has_avx2()
+    has = _cpu is not None and _cpu.has_avx2()
     built = importlib.util.find_spec(f"{__name__}._spmm_avx2") is not None
     if want == "avx2" and not (has and built):
         raise ImportError(f"SRCAD_KERNELS=avx2, but {'this CPU or OS does not run AVX2' if not has else 'srcad was built without its AVX2 kernels (SRCAD_NATIVE=1 or SRCAD_KERNEL_VARIANTS=0, or not x86-64)'}; "
@@ -93,8 +103,7 @@ _num_threads = _default_num_threads()
 _explicit = False           # set by set_num_threads
 # The OpenMP runtime's thread limit when srcad loaded: a later change is omp_set_num_threads, which
 # threadpoolctl's threadpool_limits calls on the OpenMP library srcad's kernels load (libgomp).
-_cpu = _compiled("_cpu")
-_omp_at_import = _cpu.omp_max_threads()
+_omp_at_import = _cpu.omp_max_threads() if _cpu is not None else None
 
 
 def set_num_threads(n):
@@ -112,7 +121,7 @@ def get_num_threads():
     """The number of threads the kernels use (default: env SRCAD_NUM_THREADS, else OMP_NUM_THREADS,
     else the CPUs this process may use; at most the OpenMP limit threadpoolctl's threadpool_limits
     sets, unless set_num_threads chose a number)."""
-    if not _explicit:
+    if not _explicit and _cpu is not None:
         omp = _cpu.omp_max_threads()
         if omp != _omp_at_import:
             return max(1, min(_num_threads, omp))
