@@ -25,7 +25,9 @@ def pytest_unconfigure(config):
 # seconds (pytest --durations=60).
 SLOW_FILES = {"test_property.py", "test_property_modes.py", "test_distributed.py", "test_sparse_big.py",
               "test_benchmarks_smoke.py"}
-SLOW_TESTS = {   # each over 2 s (on 2 cores shared with other jobs, 2026-11-25)
+SLOW_TESTS = {   # each over 2 s (on 2 cores shared with other jobs, 2026-11-25), and
+    # the check that every error path is rendered, which counts the slow CLI subprocess cases
+    "test_error_messages.py::test_every_error_path_is_rendered",
     "test_api_extras.py::test_row_gather_gradient_million_rows_matches_add_at_and_is_thread_deterministic",
     "test_cache.py::test_a_directory_others_may_write_to_is_refused",
     "test_cache.py::test_a_directory_owned_by_another_user_is_refused",
