@@ -67,21 +67,28 @@ def train(U, V, batches, lr=100.0, accumulate_every=8, say=print):
                 srcad.accumulate(table, step)         # one scatter-add into the table
             acc_U, acc_V = empty(U), empty(V)
             tracemalloc.reset_peak()
-            say(f"\r  mini-batch {k}/{len(batches)}, loss {np.mean(losses[-accumulate_every:]):.5f}, "
-                f"{time.perf_counter() - t0:.1f} s", end="", flush=True)
+            say(f"\r  mini-batch {k}/{len(batches)}, {time.perf_counter() - t0:.1f} s", end="", flush=True)
     tracemalloc.stop()
     say("")
     return losses, peak
 
 
+def mean_loss(U, V, batches):
+    return float(np.mean([loss(U, V, *b) for b in batches]))
+
+
 def main(n_users=1_000_000, n_items=10_000, dim=32, batch=4096, n_batches=80, say=print):
     U, V, batches = make_data(n_users, n_items, dim, batch, n_batches)
     U0, V0 = U.copy(), V.copy()
+    before = mean_loss(U, V, batches)
     say(f"user table {U.shape} {U.dtype} ({U.nbytes / 2**20:.0f} MiB), item table {V.shape}; "
         f"{n_batches} mini-batches of {batch}, gradients summed over 8 before each update")
     losses, peak = train(U, V, batches, say=say)
     touched = len(np.unique(np.concatenate([b[0] for b in batches])))
-    say(f"loss {losses[0]:.5f} -> {losses[-1]:.5f}; {touched:,} user rows touched "
+    # on the same mini-batches before and after training (consecutive mini-batches differ too
+    # much for their own losses to show the progress of a few updates)
+    say(f"mean loss over the {n_batches} mini-batches {before:.5f} -> {mean_loss(U, V, batches):.5f} "
+        f"after training; {touched:,} user rows touched "
         f"({touched / n_users:.1%} of the table)")
     say(f"peak memory while 8 mini-batches are differentiated and their gradients summed: {peak / 2**20:.1f} MiB "
         f"({peak / U.nbytes:.1%} of the user table; one dense gradient of it is {U.nbytes / 2**20:.0f} MiB)")

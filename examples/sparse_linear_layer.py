@@ -68,6 +68,14 @@ def save_curve(losses, path, say=print):
     return path
 
 
+def _size(nbytes):
+    """A byte count in the largest binary unit that keeps it at least 1 (2.0 GiB, 30.5 MiB)."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} bytes"
+
+
 def main(n=20_000, density=0.001, batch=64, steps=150, plot="sparse_linear_layer_loss.png", say=print):
     rng = np.random.default_rng(0)
     teacher = sp.random_array((n, n), density=density, format="csr", rng=rng)
@@ -77,7 +85,7 @@ def main(n=20_000, density=0.001, batch=64, steps=150, plot="sparse_linear_layer
     values = 0.01 * rng.normal(size=teacher.nnz)          # the same pattern, untrained values
     b = np.zeros(n)
     say(f"W: {n:,} x {n:,} CSR with {teacher.nnz:,} stored values (a dense weight would be "
-        f"{n * n * 8 / 2**30:.1f} GiB); batches of {batch} inputs")
+        f"{_size(n * n * 8)}); batches of {batch} inputs")
     vg = srcad.value_and_grad(loss, wrt=(0, 1))
 
     def grad_fn(params, step):

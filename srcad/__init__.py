@@ -3,23 +3,31 @@
 srcad reads a function's source and writes new Python source for its derivative: an adjoint
 (reverse mode) and a tangent (forward mode). See `srcad.emit` to read what it generated.
 """
+from typing import TYPE_CHECKING
+
 from . import runtime
 from . import sparse
-from .api import check_grad, emit, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
-from .checkpointing import checkpoint
-from .custom import custom_jvp, custom_vjp
 from .errors import (CacheWarning, GradientCheckError, InputError, MissingRuleError, NonScalarOutputError,
                      NumericsError, RuleError, SrcadError, StaleSourceError, UnsupportedSyntaxError)
 from .rules import numpy_rules as _numpy_rules  # noqa: F401  (fills the rule table)
-from .rules.registry import nondifferentiable, register_jvp, register_vjp
 from .runtime import RowSparse
-from .sparse import accumulate
-from .tree import tree_flatten, tree_leaves, tree_map, tree_unflatten
+from ._version import __version__
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:   # a type checker reads the functions' types from srcad/_typed.pyi
+    from ._typed import (GeneratedCode, accumulate, check_grad, checkpoint, custom_jvp, custom_vjp, emit, grad,
+                         hessian, hvp, jacobian, jvp, nondifferentiable, register_jvp, register_vjp, tree_flatten,
+                         tree_leaves, tree_map, tree_unflatten, value_and_grad, vjp)
+else:
+    from .api import check_grad, grad, hessian, hvp, jacobian, jvp, value_and_grad, vjp
+    from ._display import GeneratedCode, emit
+    from .checkpointing import checkpoint
+    from .custom import custom_jvp, custom_vjp
+    from .rules.registry import nondifferentiable, register_jvp, register_vjp
+    from .sparse import accumulate
+    from .tree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 
 
-def tune_memory():
+def tune_memory() -> bool:
     """Opt in to srcad's process-wide memory tuning for training loops (importing srcad changes
     nothing process-wide by itself): glibc keeps freed blocks of up to 32 MiB for reuse (mmap
     threshold 32 MiB, trim threshold 64 MiB) instead of unmapping them and faulting fresh pages in
@@ -30,25 +38,37 @@ def tune_memory():
     lets the kernels' idle OpenMP threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE, which
     OpenMP reads only when it starts, so only the environment can set it)."""
     from ._kernels import _malloc
-    return _malloc.tune()
+    return bool(_malloc.tune())
 
 
-def set_num_threads(n):
+def set_num_threads(n: "int | None") -> None:
     """Threads used by the compiled kernels (default: the environment's SRCAD_NUM_THREADS, else
-    OMP_NUM_THREADS, else the CPUs this process may use)."""
+    OMP_NUM_THREADS, else the CPUs this process may use; None goes back to that default).
+
+    threadpoolctl reaches the kernels too: inside ``threadpool_limits(limits=k)`` (or
+    ``user_api="openmp"``) they use at most k threads, unless a number was set here.
+
+    Examples
+    --------
+    >>> import srcad
+    >>> srcad.set_num_threads(2); srcad.get_num_threads()
+    2
+    >>> srcad.set_num_threads(None)
+    """
     from . import _kernels
     _kernels.set_num_threads(n)
 
 
-def get_num_threads():
+def get_num_threads() -> int:
     """Threads the compiled kernels use."""
     from . import _kernels
-    return _kernels.get_num_threads()
+    return int(_kernels.get_num_threads())
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "emit", "check_grad", "checkpoint",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "emit", "GeneratedCode", "check_grad", "checkpoint",
            "custom_vjp", "custom_jvp", "register_vjp", "register_jvp", "nondifferentiable", "accumulate",
            "set_num_threads", "get_num_threads", "tune_memory", "RowSparse", "runtime", "sparse",
            "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves",
            "SrcadError", "UnsupportedSyntaxError", "MissingRuleError", "NonScalarOutputError",
-           "GradientCheckError", "NumericsError", "InputError", "RuleError", "StaleSourceError", "CacheWarning"]
+           "GradientCheckError", "NumericsError", "InputError", "RuleError", "StaleSourceError", "CacheWarning",
+           "__version__"]

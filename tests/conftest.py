@@ -16,3 +16,64 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     for d in _made:
         shutil.rmtree(d, ignore_errors=True)
+
+
+# ---- the `slow` marker (registered in pyproject.toml) ------------------------------------------
+# `pytest -m "not slow"` leaves these out for a quick run (under 90 s on 2 cores); CI runs
+# everything. Slow: whole files that fuzz (hypothesis), start Dask clusters or build big sparse
+# inputs; any test whose code starts a Python subprocess; and single tests measured at several
+# seconds (pytest --durations=60).
+SLOW_FILES = {"test_property.py", "test_property_modes.py", "test_distributed.py", "test_sparse_big.py",
+              "test_benchmarks_smoke.py"}
+SLOW_TESTS = {   # each over 2 s (on 2 cores shared with other jobs, 2026-11-25), and
+    # the check that every error path is rendered, which counts the slow CLI subprocess cases
+    "test_error_messages.py::test_every_error_path_is_rendered",
+    "test_api_extras.py::test_row_gather_gradient_million_rows_matches_add_at_and_is_thread_deterministic",
+    "test_cache.py::test_a_directory_others_may_write_to_is_refused",
+    "test_cache.py::test_a_directory_owned_by_another_user_is_refused",
+    "test_cache.py::test_an_edited_cached_file_is_rewritten_and_never_run",
+    "test_cache.py::test_an_empty_cached_file_does_not_break_later_processes",
+    "test_cache.py::test_an_unusable_cache_dir_falls_back_to_memory",
+    "test_cache.py::test_importing_srcad_changes_nothing_process_wide",
+    "test_cache.py::test_the_bound_is_applied_while_writing",
+    "test_cache.py::test_thread_count_follows_the_openmp_convention",
+    "test_checkpoint.py::test_checkpoint_decorator_against_finite_differences",
+    "test_checkpoint.py::test_peak_memory_of_long_loop",
+    "test_dicts.py::test_dict_argument_second_order",
+    "test_dicts.py::test_forward_matches_finite_differences",
+    "test_dicts.py::test_joined_and_repeated_lists_match_finite_differences",
+    "test_dicts.py::test_user_style_dict_programs",
+    "test_functions_as_passed.py::test_lambda_through_grad_jvp_and_jacobian",
+    "test_functions_as_passed.py::test_method_through_vjp_jvp_jacobian_hessian",
+    "test_jacobian_hessian.py::test_tridiagonal_needs_three_colours",
+    "test_kernels.py::test_gradient_of_row_gather_from_million_row_table",
+    "test_kernels.py::test_large_outputs_reuse_dropped_blocks_and_never_leak_old_values",
+    "test_kernels.py::test_sparse_kernels_bit_identical_for_1_and_2_threads",
+    "test_kernels_panels.py::test_large_skewed_product_bit_identical_for_1_and_2_threads_with_default_plan",
+    "test_layout.py::test_every_pass_class_says_what_it_does",
+    "test_layout.py::test_frontend_never_imports_transform",
+    "test_layout.py::test_no_catch_all_handlers",
+    "test_layout.py::test_runtime_imports_go_one_way",
+    "test_layout.py::test_runtime_modules_import_only_those_listed_above_them",
+    "test_layout.py::test_the_pass_classes_are_documented_as_passes",
+    "test_pytrees.py::test_hessian_through_a_callee_returning_a_pytree",
+    "test_rules_coverage.py::test_second_order",
+}
+
+
+def _starts_a_subprocess(item):
+    import inspect
+    try:
+        src = inspect.getsource(item.function)
+    except (OSError, TypeError, AttributeError):
+        return False
+    return "subprocess" in src or "sys.executable" in src
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+    for item in items:
+        name = os.path.basename(str(item.fspath))
+        if (name in SLOW_FILES or f"{name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS
+                or _starts_a_subprocess(item)):
+            item.add_marker(pytest.mark.slow)

@@ -37,7 +37,39 @@ def _compiled(name):
             f"installed srcad.") from None
 
 
-_reduce, _scatter, _spmm = _compiled("_reduce"), _compiled("_scatter"), _compiled("_spmm")
+def _optional(name):
+    """A compiled module that a build older than it lacks (None then: rebuild to get it)."""
+    import importlib.util
+    return _compiled(name) if importlib.util.find_spec(f"{__name__}.{name}") is not None else None
+
+
+# what the CPU runs and the OpenMP limit (_cpu.pyx); None in a build older than it
+_cpu = _optional("_cpu")
+
+
+def _pick_isa():
+    """The build of the kernels this process runs: "avx2" where the CPU and OS run AVX2 and srcad
+    was built with that variant (x86-64, the default build), else "baseline". SRCAD_KERNELS=
+    baseline or avx2 asks for one (avx2 on a machine without it is an error, not a crash)."""
+    want = os.environ.get("SRCAD_KERNELS", "auto").strip().lower() or "auto"
+    if want not in ("auto", "baseline", "avx2"):
+        raise ValueError(f"SRCAD_KERNELS={want!r}: expected auto, baseline or avx2")
+    if want == "baseline":
+        return "baseline"
+    import importlib.util
+    has = _cpu is not None and _cpu.has_avx2()
+    built = importlib.util.find_spec(f"{__name__}._spmm_avx2") is not None
+    if want == "avx2" and not (has and built):
+        raise ImportError(f"SRCAD_KERNELS=avx2, but {'this CPU or OS does not run AVX2' if not has else 'srcad was built without its AVX2 kernels (SRCAD_NATIVE=1 or SRCAD_KERNEL_VARIANTS=0, or not x86-64)'}; "
+                          f"unset SRCAD_KERNELS to let srcad choose")
+    return "avx2" if has and built else "baseline"
+
+
+# isa: which build of the kernels runs (the results have the same bits in each).
+isa = _pick_isa()
+_suffix = "" if isa == "baseline" else f"_{isa}"
+_reduce, _scatter, _spmm = (_compiled(f"_reduce{_suffix}"), _compiled(f"_scatter{_suffix}"),
+                            _compiled(f"_spmm{_suffix}"))
 from . import _pool  # noqa: E402
 from ._pool import unshared  # noqa: E402,F401  (is an array free of other arrays' memory)
 
@@ -68,6 +100,10 @@ def _default_num_threads():
 
 
 _num_threads = _default_num_threads()
+_explicit = False           # set by set_num_threads
+# The OpenMP runtime's thread limit when srcad loaded: a later change is omp_set_num_threads, which
+# threadpoolctl's threadpool_limits calls on the OpenMP library srcad's kernels load (libgomp).
+_omp_at_import = _cpu.omp_max_threads() if _cpu is not None else None
 # fork safety: GNU OpenMP keeps its worker threads in a pool that a child made by fork() does not
 # have (only the forking thread survives); a parallel region in the child waits for them forever.
 # After a kernel ran in parallel, a forked child runs the kernels on one thread (no parallel region).
@@ -75,10 +111,10 @@ _fork = {"parallel_ran": False, "single": False}
 
 
 def _after_fork_in_child():
-    global _num_threads
+    global _num_threads, _explicit
     if _fork["parallel_ran"]:
         _fork["single"] = True
-        _num_threads = 1
+        _num_threads, _explicit = 1, True
 
 
 if hasattr(os, "register_at_fork"):
@@ -86,25 +122,34 @@ if hasattr(os, "register_at_fork"):
 
 
 def set_num_threads(n):
-    """Set the number of threads the kernels use (an int >= 1). In a process forked after srcad
-    ran a kernel in parallel the kernels stay on one thread (OpenMP's threads did not survive the
-    fork), with a warning when more are asked for."""
-    global _num_threads
+    """Set the number of threads the kernels use (an int >= 1); None goes back to the default. In a
+    process forked after srcad ran a kernel in parallel the kernels stay on one thread (OpenMP's
+    threads did not survive the fork), with a warning when more are asked for."""
+    global _num_threads, _explicit
+    if _fork["single"]:
+        if n is not None and n > 1:
+            import warnings
+            warnings.warn(f"srcad.set_num_threads({n}) in a process forked after srcad's kernels ran in parallel: "
+                          f"the kernels stay on one thread here (the OpenMP runtime's threads did not survive the "
+                          f"fork, and a parallel region would wait for them forever). Start worker processes "
+                          f"with the 'spawn' or 'forkserver' method to use more.", RuntimeWarning, stacklevel=2)
+        return
+    if n is None:
+        _num_threads, _explicit = _default_num_threads(), False
+        return
     if int(n) != n or n < 1:
         raise ValueError(f"number of threads must be an integer >= 1, got {n!r}")
-    if _fork["single"] and n > 1:
-        import warnings
-        warnings.warn(f"srcad.set_num_threads({n}) in a process forked after srcad's kernels ran in parallel: "
-                      f"the kernels stay on one thread here (the OpenMP runtime's threads did not survive the "
-                      f"fork, and a parallel region would wait for them forever). Start worker processes "
-                      f"with the 'spawn' or 'forkserver' method to use more.", RuntimeWarning, stacklevel=2)
-        return
-    _num_threads = int(n)
+    _num_threads, _explicit = int(n), True
 
 
 def get_num_threads():
     """The number of threads the kernels use (default: env SRCAD_NUM_THREADS, else OMP_NUM_THREADS,
-    else the CPUs this process may use)."""
+    else the CPUs this process may use; at most the OpenMP limit threadpoolctl's threadpool_limits
+    sets, unless set_num_threads chose a number)."""
+    if not _explicit and _cpu is not None:
+        omp = _cpu.omp_max_threads()
+        if omp != _omp_at_import:
+            return max(1, min(_num_threads, omp))
     return _num_threads
 
 
@@ -122,10 +167,10 @@ SERIAL_WORK = 1 << 16
 
 def _threads(work=None):
     """The thread count for a kernel call of `work` units (None: the configured count)."""
-    if (work is not None and work < SERIAL_WORK) or _num_threads == 1:
-        return 1
-    _fork["parallel_ran"] = True
-    return _num_threads
+    n = 1 if work is not None and work < SERIAL_WORK else get_num_threads()
+    if n > 1:
+        _fork["parallel_ran"] = True
+    return n
 
 
 def _run(kernel, *args, work=None, index=None):

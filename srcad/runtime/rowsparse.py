@@ -14,7 +14,7 @@ class RowSparse:
 
     __array_priority__ = 20.0
 
-    def __init__(self, indices, values, shape):
+    def __init__(self, indices: "np.typing.ArrayLike", values: "np.typing.ArrayLike", shape: "tuple[int, ...]") -> None:
         self.indices = np.asarray(indices)
         self.values = np.asarray(values)
         self.shape = tuple(shape)
