@@ -260,6 +260,10 @@ def read_before_merge(v):
     return t + np.sum(d)
 
 
+def cross_mixed(x):
+    return np.sum(np.cross(x[:2], x[:3]))  # here
+
+
 def here(func, construct, fix):
     """A case whose function is in this file: the message names its `# here` line."""
     return Case(func.__name__, grad_of(func, X), construct, fix, THIS_FILE, func=func)
@@ -568,6 +572,8 @@ CASES = [
          func=uses_rule_tangent, file=THIS_FILE),
     Case("sparse_read_before_merge", lambda: srcad.grad(read_before_merge)(np.arange(1.0, 6.0)),
          "reads `.data` of a sparse matrix", ".sum_duplicates()", THIS_FILE, func=read_before_merge),
+    Case("cross_mixed", grad_of(cross_mixed, X), "np.cross of vectors of lengths 2 and 3", "srcad.custom_vjp",
+         THIS_FILE, func=cross_mixed),
     Case("accumulate_length", lambda: srcad.accumulate((X.copy(),), (X, X)), "a tuple of 1 and the gradient a tuple of 2",
          "one entry per gradient", THIS_FILE, marker="srcad.accumulate((X.copy(),), (X, X))"),
     Case("accumulate_keys", lambda: srcad.accumulate({"w": X.copy()}, {"b": X}), "keys ['b']",

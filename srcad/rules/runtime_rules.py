@@ -96,7 +96,6 @@ defrule(rt.shapes.cross_vjp_b, "g, a, b", None,
         ("rt.shapes.cross_vjp_b(g_dot, a, b)", "rt.shapes.cross_vjp_b(g, a_dot, b)", "0"), jvp_join=True)
 defrule(rt.shapes.lin, "op, d, *args", None, (None, "rt.shapes.lin(op, d_dot, *args)"),
         discrete="op args")    # linear in d; the rest are axes, counts, shapes, or a constant operand
-defrule(rt.custom_cotangents, "cots, func, n", "g", "cots_dot", discrete="func n")   # a check: identity
 defrule(rt.products.dot, "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
         ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), jvp_join=True)
 defrule(rt.products.dot_vjp_x, "g, x, y", None,

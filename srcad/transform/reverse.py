@@ -234,9 +234,8 @@ class Reverse:
             pb = self.pullbacks[id(op.node)]
             cots = self.namer.fresh(op.target + "_cotangents")
             parts = self._custom_parts(op)
-            if parts:       # custom_vjp: bwd(residuals, g), a call srcad can transform again; its result checked
-                code.append(assign(cots, rt("custom_cotangents", ast.Call(N(parts[1]), [N(pb), N(g)], []),
-                                            ast_copy(op.rhs.func), ast.Constant(len(op.rhs.args)))))
+            if parts:       # custom_vjp: bwd(residuals, g), a call srcad can transform again
+                code.append(assign(cots, ast.Call(N(parts[1]), [N(pb), N(g)], [])))
             else:           # register_vjp: the pullback the rule returned
                 code.append(assign(cots, ast.Call(N(pb), [N(g)], [])))
             for pos, n in active:
