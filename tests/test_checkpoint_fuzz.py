@@ -165,14 +165,16 @@ class Gen:
             return [f"{P}last = {self.arr_expr()}"]
         if k == "nested":
             m = int(self.r.integers(0, 3))
-            return [f"{P}for j in range({m}):"] + self.block(depth + 1, ind + 1)
+            return [f"{P}for j{depth} in range({m}):"] + self.block(depth + 1, ind + 1)
         if k == "nested_arr":
             return [f"{P}for e in b:", f"{P}    s = s + np.sin(e) * {self.c()}"]
         if k == "while":
-            return [f"{P}j = 0", f"{P}while j < 2:"] + self.block(depth + 1, ind + 1) + [f"{P}    j += 1"]
+            # one counter name a depth: a loop nested inside must not reset it
+            return [f"{P}c{depth} = 0", f"{P}while c{depth} < 2:"] + self.block(depth + 1, ind + 1) + \
+                [f"{P}    c{depth} += 1"]
         if k == "break":
-            return [f"{P}for j in range(3):"] + self.block(depth + 1, ind + 1) + \
-                [f"{P}    if j == {self.pick([0, 1])}:", f"{P}        break"]
+            return [f"{P}for j{depth} in range(3):"] + self.block(depth + 1, ind + 1) + \
+                [f"{P}    if j{depth} == {self.pick([0, 1])}:", f"{P}        break"]
         if k == "continue":
             return [f"{P}if i == {self.pick([0, 1, 2])}:", f"{P}    continue"]
         if k == "data_branch":
