@@ -350,16 +350,15 @@ def _check_tangent_tree(t, x, k, name):
                          f"(srcad.tree_map(np.zeros_like, x) gives one to start from).")
 
 
-def _call_jvp(fn, primals, dots):
+def _call_jvp(fn, primals, dots, kwargs=None):
     """fn(primals, tangents): the generated tangent function's tangent parameters are its last
     len(dots) parameters, in wrt order (named `<param>_dot`, or `<param>_dot_2` where f already
     has a parameter of that name: forward over forward). dots: a list in wrt order, or a dict
-    {tangent parameter name: tangent}."""
-    if isinstance(dots, dict):      # by name
-        return fn(*primals, **dots)
-    sig = cache.signature(fn)
-    names = list(sig.parameters)[len(sig.parameters) - len(dots):]
-    return fn(*primals, **dict(zip(names, dots)))
+    {tangent parameter name: tangent}. kwargs: f's own keyword arguments, passed on by name."""
+    if not isinstance(dots, dict):
+        sig = cache.signature(fn)
+        dots = dict(zip(list(sig.parameters)[len(sig.parameters) - len(dots):], dots))
+    return fn(*primals, **kwargs, **dots) if kwargs else fn(*primals, **dots)
 
 
 def _vjp_function(f, wrt):
@@ -380,10 +379,10 @@ def _single_wrt(f, wrt, what):
     return params.index(wrt) if isinstance(wrt, str) else wrt % len(params)
 
 
-def _check_second_order(f, args, what, k=None, v=None):
+def _check_second_order(f, args, what, k=None, v=None, kwargs=None):
     """hessian/hvp differentiate a scalar f (the adjoint is seeded with 1.0, which for a vector f
     would silently give the Hessian of sum(f)); hvp's direction v must be shaped like args[k]."""
-    y = f(*args)
+    y = f(*args, **(kwargs or {}))
     if not rt.is_scalar(y):
         shape = getattr(y, "shape", None)
         name = getattr(f, "__name__", "f")
@@ -410,16 +409,16 @@ def hvp(f, wrt=0):
     adjoint = _vjp_function(f, k)
 
     @functools.wraps(f)
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
         *args, v = args
-        check_args(f, args, wrt=k)
-        _check_second_order(f, args, "hvp", k, v)
+        check_args(f, args, kwargs, wrt=k)
+        _check_second_order(f, args, "hvp", k, v, kwargs)
         mod = _module(adjoint, "forward", k)
         fn = getattr(mod, mod.srcad_main)
         name = _params(f)[k]
         if not (sp.issparse(v) or _tree.is_node(v)):      # a pytree direction: as given
             v = np.asarray(v, dtype=float) if np.ndim(v) else float(v)
-        _, hv = _call_jvp(fn, tuple(args), [v])
+        _, hv = _call_jvp(fn, tuple(args), [v], kwargs)
         return hv
     return derived(wrapper, "hvp", f, wrt)
 
@@ -438,9 +437,9 @@ def hessian(f, wrt=0):
     name = _params(f)[k]
 
     @functools.wraps(f)
-    def wrapper(*args):
-        check_args(f, args, wrt=k)
-        _check_second_order(f, args, "hessian")
+    def wrapper(*args, **kwargs):
+        check_args(f, args, kwargs, wrt=k)
+        _check_second_order(f, args, "hessian", kwargs=kwargs)
         x = args[k]
         if _tree.is_node(x):        # a pytree: blocks H[leaf_i][leaf_j], one sweep per entry
             mod = _module(adjoint, "forward", k)
@@ -448,14 +447,14 @@ def hessian(f, wrt=0):
             n = _tree.ravel(x).size
             H = np.zeros((n, n))
             for j, e in enumerate(_basis(n)):
-                H[:, j] = _tree.ravel(_call_jvp(fn, tuple(args), [_tree.unravel(e, x)])[1], x)
+                H[:, j] = _tree.ravel(_call_jvp(fn, tuple(args), [_tree.unravel(e, x)], kwargs)[1], x)
             return _tree.blocks(H, x, x)
         if sp.issparse(x):
             raise SrcadError(f"srcad.hessian w.r.t. a sparse matrix would be dense (x.shape + x.shape); use "
                              f"srcad.hvp({f.__name__}, wrt={wrt!r}) with a direction of x's pattern instead.")
         mod = _module(adjoint, "forward", k)
         fn = getattr(mod, mod.srcad_main)
-        sweep = lambda v: _call_jvp(fn, tuple(args), [v])   # noqa: E731
+        sweep = lambda v: _call_jvp(fn, tuple(args), [v], kwargs)   # noqa: E731
         if isinstance(x, float):
             return float(sweep(1.0)[1])
         H = _forward_columns(sweep, np.asarray(x), np.shape(x))

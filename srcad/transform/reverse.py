@@ -536,6 +536,14 @@ class Reverse:
                     self.contribute(code, live, v.id, ast.Subscript(N(b), ast_copy(item), ast.Load()))
                 code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())],
                                        value=ast.Constant(0.0)))
+            elif isinstance(v, ast.Name) and v.id == y:
+                # `y[idx] = y`: the value written is y itself, so its share is y's own cotangent at
+                # idx, read (as a copy) before that part is cleared, then added back
+                part = self.namer.fresh(b + "_part")
+                code.append(assign(part, rt("snapshot", rt("index_bar", N(b), ast_copy(idx)))))
+                code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
+                self.own.pop(b, None)
+                self.contribute(code, live, v.id, rt("unbroadcast", N(part), N(v.id)))
             else:
                 if isinstance(v, ast.Name) and v.id in self.an.active:
                     self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)),
