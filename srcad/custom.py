@@ -94,8 +94,8 @@ def check_cotangents(cots, func, args):
     """The pullback's result: a tuple (or list) with one cotangent (or None) per positional argument,
     each of that argument's shape. Returns it as a tuple."""
     n = len(args)
-    fix = (f"A pullback returns a tuple with one cotangent per positional argument (None for one that "
-           f"carries none): `return (g * ...,)` for one argument, `return (gx, gy)` for two")
+    fix = ("A pullback returns a tuple with one cotangent per positional argument (None for one that "
+           "carries none): `return (g * ...,)` for one argument, `return (gx, gy)` for two")
     if not isinstance(cots, (tuple, list)):
         raise RuleError(f"the pullback of the reverse-mode rule for `{_name(func)}` returned {_what(cots)}; "
                         f"expected a tuple of {n} cotangent{'s' * (n != 1)}. {fix}.")

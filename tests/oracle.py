@@ -202,7 +202,7 @@ class _Translator:
 
 def _filled(cell):
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018  (reading an empty cell raises)
     except ValueError:
         return False
     return True

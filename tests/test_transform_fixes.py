@@ -111,7 +111,7 @@ def _float_node(kids):
     bound), unary minus and plus, conditional expressions."""
     bin_ops = st.sampled_from([ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow])
     return st.one_of(
-        st.builds(lambda l, o, r: ast.BinOp(l, o(), r), kids, bin_ops, kids),
+        st.builds(lambda left, o, r: ast.BinOp(left, o(), r), kids, bin_ops, kids),
         st.builds(lambda o, v: ast.UnaryOp(o(), v), st.sampled_from([ast.USub, ast.UAdd]), kids),
         st.builds(lambda t, b, o: ast.IfExp(t, b, o), kids, kids, kids),
     )
@@ -127,11 +127,11 @@ def _any_node(kids):
     literals, `(-1) ** j`."""
     cmp_ops = st.sampled_from([ast.Lt, ast.LtE, ast.Gt, ast.Eq, ast.NotEq])
     return st.one_of(
-        st.builds(lambda l, o, r: ast.BinOp(l, o(), r), kids,
+        st.builds(lambda left, o, r: ast.BinOp(left, o(), r), kids,
                   st.sampled_from([ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd]), kids),
         st.builds(lambda base, e: ast.BinOp(base, ast.Pow(), e), _INTS.map(ast.Constant), _ileaf),
         st.builds(lambda o, v: ast.UnaryOp(o(), v), st.sampled_from([ast.USub, ast.Not, ast.Invert, ast.UAdd]), kids),
-        st.builds(lambda l, ops, rs: ast.Compare(l, [o() for o in ops], rs[:len(ops)] + [rs[-1]] * (len(ops) - len(rs))),
+        st.builds(lambda left, ops, rs: ast.Compare(left, [o() for o in ops], rs[:len(ops)] + [rs[-1]] * (len(ops) - len(rs))),
                   kids, st.lists(cmp_ops, min_size=1, max_size=3), st.lists(kids, min_size=1, max_size=3)),
         st.builds(lambda o, vs: ast.BoolOp(o(), vs), st.sampled_from([ast.And, ast.Or]), st.lists(kids, min_size=2, max_size=3)),
         st.builds(lambda t, b, o: ast.IfExp(t, b, o), kids, kids, kids),
