@@ -232,6 +232,9 @@ class Analysis:
         rule = lookup(obj)
         plain = all(isinstance(i, ast.Name) or isinstance(i, ast.Constant) and isinstance(i.value, (int, float))
                     for i in items)
+        if rule is not None and rule.subscript and rule.nondiff:     # np.s_[...]: an index, no derivative
+            op.rule, op.bound, op.operands = rule, {}, []
+            return True
         if rule is not None and rule.subscript and plain:
             op.rule, op.bound = rule, self._bind(rule, items, [], rhs, ast.unparse(rhs.value))
             if not rule.nondiff:

@@ -18,7 +18,7 @@ import ast
 import builtins
 
 from ..errors import UnsupportedSyntaxError
-from ..rules.registry import FactSet, facts, lookup
+from ..rules.registry import ANY, FactSet, facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy, index_expr, source_lines, to_source
 from .parse import Parsed
 from ..composition import operator_call
@@ -28,6 +28,8 @@ _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.Formatted
 _DICT_VIEWS = FactSet("kind", "dict-view", methods=True)
 # methods that change a list or dict in place: as values (`v = d.pop(k)`) they are not differentiated
 _IN_PLACE = FactSet("inplace", "container", methods=True)
+# methods that change their receiver, of any kind (xs.append(v), a.sort(), a.fill(v))
+_CHANGES_RECEIVER = FactSet("inplace", ANY, methods=True)
 
 
 def _is_atom(node):
@@ -599,7 +601,7 @@ class Normalizer:
             elif isinstance(node, ast.Assign):
                 targets = [t for t in node.targets if isinstance(t, (ast.Subscript, ast.Attribute))]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    node.func.attr in _IN_PLACE + ("append", "fill", "resize", "sort", "put", "itemset"):
+                    node.func.attr in _CHANGES_RECEIVER:
                 targets = [node.func.value]
             hit = next((root(t) for t in targets if root(t) in roots), None)
             if hit is not None:

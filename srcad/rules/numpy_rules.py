@@ -111,6 +111,8 @@ defrule(np.r_, "*items", "rt.index_join_vjp(g, items, k, 'r')", "rt.index_join_j
         subscript=True)
 defrule(np.c_, "*items", "rt.index_join_vjp(g, items, k, 'c')", "rt.index_join_jvp(items_dot, items, k, 'c')",
         subscript=True)
+# np.s_[...] / np.index_exp[...]: an index object built by subscripting; it carries no derivative
+defnondiff([np.s_, np.index_exp], subscript=True)
 # ---- Python builtins over lists and arrays (an array's items are its rows along axis 0) -------
 defrule([builtins.sum], "xs, start=0", ("rt.sum_items_vjp(g, xs)", "rt.unbroadcast(g, start)"),
         ("rt.sum_items_jvp(xs_dot, xs)", "start_dot"))

@@ -233,6 +233,6 @@ declare(rt.matmul_vjp_x, fusions={("index_vjp", 0): ("index_matmul_vjp", (1,))})
 # helpers with effects that the passes emit as statements of their own (no derivative flows through
 # them: the seed checks the output, restore_item undoes a dict write, revolve drives a checkpointed
 # loop's adjoint, loop_entry copies its entry state)
-declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry], pure=False)
+declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry, rt.loop_exit], pure=False)
 # the alias pass's run-time question (frontend/aliases.py): a bool about the argument's type
 defnondiff([rt.slices_are_views, rt.refuse_overlapping_write])
