@@ -105,6 +105,9 @@ SITES = _sites()
 
 # paths no case below reaches, each with the reason (keys as Site.key)
 NOT_RENDERED = {
+    "srcad/runtime/broadcasting.py:_refuse_complex:a cast to the complex dtype ": (
+        "raised by generated code at run time (mapped to the user's line): "
+        "tests/test_deny_by_default.py::test_a_cast_to_complex_is_refused checks its message"),
     # composition: options of the operator composed (no line of the user's code is at fault), and safety nets
     "srcad/composition.py:_gradient_parts:": "row_sparse=True composed: an option, not a line (test_composition)",
     "srcad/composition.py:_hvp_parts:": "hvp composed for an f with a parameter named v: an option, not a line",

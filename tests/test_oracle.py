@@ -20,14 +20,7 @@ import pytest
 import oracle
 
 # case name -> the bug it shows (issue 28); the case must still be bad while listed
-KNOWN = {
-    # srcad.hessian's function takes positional arguments only: a keyword-only data argument
-    # (f(w, *, X, y)) raises a raw TypeError (found by the oracle; see findings-oracle.md)
-    "calls-keyword_only_data": "issue 28 (oracle finding): srcad.hessian(f)(w, X=...) raises TypeError",
-    "calls-keyword_only_data-reg": "issue 28 (oracle finding): srcad.hessian(f)(w, X=...) raises TypeError",
-    "control-ridge_loss": "issue 28 (oracle finding): srcad.hessian(f)(w, X=...) raises TypeError",
-    "control-ridge_loss-nolam": "issue 28 (oracle finding): srcad.hessian(f)(w, X=...) raises TypeError",
-}
+KNOWN = {}
 
 MIN_COVERED = 500        # cases where autograd runs at least one mode (750 gathered, 568 covered at writing)
 MIN_AGREE = {"reverse": 500, "forward": 480, "second": 80}
