@@ -56,3 +56,16 @@ def test_self_assignment_keeps_the_gradient(f):
     _, t = srcad.jvp(f, (YS,), (np.ones(4),))
     np.testing.assert_allclose(t, np.sum(g), rtol=1e-10)
     np.testing.assert_allclose(srcad.hessian(f)(YS), numerical_hessian(f, (YS,)), rtol=1e-5, atol=1e-6)
+
+
+def test_a_function_whose_module_is_none():
+    """exec'd code with no __name__ in its globals gives functions with __module__ None (Sphinx's
+    doctest runner does this); srcad read that as a string and crashed."""
+    import linecache
+    src = "def made(x):\n    return np.sum(np.sin(x) * x)\n"
+    linecache.cache["<made-by-exec>"] = (len(src), None, src.splitlines(True), "<made-by-exec>")
+    ns = {"np": np}
+    exec(compile(src, "<made-by-exec>", "exec"), ns)
+    assert ns["made"].__module__ is None
+    x = np.array([0.3, 1.1])
+    np.testing.assert_allclose(srcad.grad(ns["made"])(x), np.cos(x) * x + np.sin(x), rtol=1e-12)

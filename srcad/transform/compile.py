@@ -22,4 +22,4 @@ def compile_module(source: str, modname: str, filename: str, supplied: dict) -> 
 def is_generated(func):
     """Is func srcad's own generated code (a module that srcad/cache.py loaded)? Generated code is trusted input
     to the next transformation (forward mode over an adjoint), not user code."""
-    return getattr(func, "__module__", "").startswith("srcad_generated.")
+    return (getattr(func, "__module__", None) or "").startswith("srcad_generated.")
