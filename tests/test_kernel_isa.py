@@ -90,13 +90,16 @@ def test_builds_give_the_same_bits(monkeypatch, dtype, k):
                 assert x.tobytes() == y.tobytes(), f"{key}: the {name} build differs from the baseline"
 
 
-def test_isa_is_reported_and_can_be_forced():
+def test_isa_is_reported_and_can_be_forced(tmp_path):
+    # the children start in an empty directory: `python -c` puts its working directory first on
+    # sys.path, and the repository's root holds the unbuilt source tree (CI runs from there)
     assert K.isa in BUILDS
     env = dict(os.environ, SRCAD_KERNELS="baseline")
     code = "import srcad._kernels as k; print(k.isa, k._spmm.__name__)"
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["baseline", "srcad._kernels._spmm"]
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, SRCAD_KERNELS="sse9"),
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode != 0 and "SRCAD_KERNELS='sse9': expected auto, baseline or avx2" in r.stderr
