@@ -5,6 +5,7 @@ this process (the independent reference), and against srcad.value_and_grad's sin
 """
 import importlib
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -314,9 +315,16 @@ def test_a_killed_worker_is_a_shard_error_naming_the_shard():
         deadline = time.time() + 30                 # until the scheduler has seen it go
         while workers[0] in c.scheduler_info()["workers"] and time.time() < deadline:
             time.sleep(0.05)
-        with pytest.raises(sd.ShardError, match=r"^.*shard 1: Dask lost the task or its data") as err:
-            vg(w, shards=[plain, on_victim])
-        assert isinstance(err.value, srcad.SrcadError) and "scatter it again" in str(err.value)
+        # Dask may lose the shard's data with the worker (a named ShardError) or, where it kept or
+        # recomputed it, answer: then the answer is right. Never a raw Dask error, never a wrong number.
+        try:
+            _, g2 = vg(w, shards=[plain, on_victim])
+        except sd.ShardError as err:
+            assert isinstance(err, srcad.SrcadError)
+            assert re.match(r"^.*shard 1: Dask lost the task or its data", str(err), re.S)
+            assert "scatter it again" in str(err)
+        else:
+            np.testing.assert_allclose(g2, least_squares_grad(w, *plain) + least_squares_grad(w, *held), rtol=1e-12)
     finally:
         c.close()
         cluster.close()

@@ -105,6 +105,7 @@ PROBES = {
     rt.slices_are_views: (rt.slices_are_views, [P()]),
     rt.refuse_overlapping_write: (lambda y, v: rt.refuse_overlapping_write(y, slice(0, 2), v, "x", "f.py", 1, 0, ""),
                                   [P(), P((2,))]),
+    np.s_: (lambda x: np.s_[1:3], [P()]), np.index_exp: (lambda x: np.index_exp[1:3], [P()]),
     slice: (slice, [1, 5, 2]), np.floor_divide: (np.floor_divide, [P(), P((), "pos")]),
     rt.user_vjp_rule: (lambda f: f, [len]), rt.user_jvp_rule: (lambda f: f, [len]),
     sparse_ops.clear_cache: (sparse_ops.clear_cache, []),
