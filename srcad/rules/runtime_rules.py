@@ -112,6 +112,12 @@ defrule(rt.solve_vjp_a, "g, a, out", None,
          "rt.solve_vjp_a(-rt.products.solve_apply(np.swapaxes(a_dot, -1, -2), rt.solve_vjp_b(g, a)), a, out)",
          "rt.solve_vjp_a(g, a, out_dot)"))
 defrule(rt.log_or_zero, "x", "g / np.where(x == 0, 1.0, x)", "x_dot / np.where(x == 0, 1.0, x)")
+# power_slope(x, y, s) = s y x**(y-1), 0 where s y == 0; d/dx = power_slope(x, y - 1, s y)
+defrule(rt.power_slope, "x, y, scale=1",
+        ("g * rt.power_slope(x, y - 1, scale * y)", "g * scale * x ** (y - 1) * (1.0 + y * rt.log_or_zero(x))",
+         "g * rt.power_slope(x, y)"),
+        ("x_dot * rt.power_slope(x, y - 1, scale * y)", "y_dot * scale * x ** (y - 1) * (1.0 + y * rt.log_or_zero(x))",
+         "scale_dot * rt.power_slope(x, y)"), broadcast=True)
 
 defrule(rt.einsum_vjp, "g, subscripts, operands, k", None,
         ("rt.einsum_vjp(g_dot, subscripts, operands, k)", None,
@@ -208,7 +214,7 @@ defnondiff([rt.unit_direction])
 declare([rt.add, rt.add_at, rt.zero_at], consumes=True)
 # helpers without effects: they read their arguments and return a new value
 declare([getattr(rt, name) for name in """
-unbroadcast broadcast_like finalize zeros_like log_or_zero pick_weight clip_mask as_cotangent cast_vjp
+unbroadcast broadcast_like finalize zeros_like log_or_zero power_slope pick_weight clip_mask as_cotangent cast_vjp
 as_tangent expand_reduced count sum_vjp sum_jvp extreme_vjp extreme_jvp prod_others_jvp prod_vjp
 prod_jvp var_vjp var_jvp norm_vjp norm_jvp cumsum_vjp diff_vjp joined_vjp solve_vjp_b outer_vjp
 reshape_like solve_vjp_a einsum_vjp einsum_jvp einsum_vjp_dot einsum_jvp_dot replace_at matmul

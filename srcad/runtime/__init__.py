@@ -42,7 +42,7 @@ from .mappings import (concat, concat_jvp, concat_vjp, loop_sequence, loop_seque
 from .accumulate import add, finalize, tangent_list, zeros_like
 from .broadcasting import (as_cotangent, as_tangent, broadcast_like, cast_vjp, discrete_result, reshape_like,
                            unbroadcast)
-from .elementwise import clip_mask, log_or_zero, pick_weight
+from .elementwise import clip_mask, log_or_zero, pick_weight, power_slope
 from .reductions import (count, cumsum_vjp, diff_vjp, expand_reduced, extreme_jvp, extreme_vjp, prod_jvp,
                          prod_others_jvp, prod_vjp, sum_jvp, sum_vjp, var_jvp, var_vjp)
 from .products import (einsum_jvp, einsum_jvp_dot, einsum_vjp, einsum_vjp_dot, matmul, matmul_vjp_x, matmul_vjp_y,

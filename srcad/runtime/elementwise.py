@@ -10,6 +10,21 @@ def log_or_zero(x):
     return np.log(np.where(x == 0, 1.0, x))
 
 
+def power_slope(x, y, scale=1):
+    """d(x**y)/dx = y * x**(y - 1) (times `scale`), with 0 where y * scale == 0: x**0 is the
+    constant 1, also at x == 0, where y * x**(y - 1) would read 0 * inf. (`scale` carries the
+    factor of a second derivative, y * (y - 1) * x**(y - 2) = power_slope(x, y - 1, y).)"""
+    c = np.multiply(y, scale)
+    if np.ndim(c) == 0 and c == 0:
+        return np.zeros(np.shape(x), dtype=_float_dtype(np.result_type(x, 1.0)))
+    if np.ndim(c) == 0:
+        return c * x ** (y - 1)
+    zero = c == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = c * np.asarray(x, dtype=np.result_type(x, y, 1.0)) ** (np.asarray(y) - 1)
+    return np.where(zero, 0.0, out) if zero.any() else out
+
+
 
 def pick_weight(x, y):
     """The share of max(x, y)'s derivative that goes to x: 1, 0, or 0.5 at a tie."""

@@ -23,6 +23,13 @@ class _Fold(ast.NodeTransformer):
     _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b}
 
     def visit_BinOp(self, node):
+        # `g * rt.power_slope(x, 2)` reads (and runs) as `g * 2 * x`; an exponent 0 or one known
+        # only at run time keeps the helper (x**0 has slope 0, also at x == 0)
+        slope = _constant_slope(node.right) if isinstance(node.op, ast.Mult) else None
+        if slope is not None:
+            x, y, c = slope
+            node = ast.BinOp(ast.BinOp(node.left, ast.Mult(), c), ast.Mult(),
+                             ast.BinOp(x, ast.Pow(), ast.BinOp(y, ast.Sub(), ast.Constant(1))))
         self.generic_visit(node)
         left, right = node.left, node.right
         num = (int, float)
@@ -33,6 +40,24 @@ class _Fold(ast.NodeTransformer):
                 and type(right.value) in num:
             return left
         return node
+
+
+def _constant_slope(node):
+    """(x, c) for `rt.power_slope(x, y[, s])` with y (and s) numbers written in the code, c = y * s
+    nonzero: the slope reads c * x ** (y - 1)."""
+    def number(c):
+        if isinstance(c, ast.UnaryOp) and isinstance(c.op, ast.USub) and isinstance(c.operand, ast.Constant):
+            c = c.operand if type(c.operand.value) in (int, float) else c
+            return -c.value if isinstance(c, ast.Constant) else None
+        return c.value if isinstance(c, ast.Constant) and type(c.value) in (int, float) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "power_slope" \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "rt" and 2 <= len(node.args) <= 3 \
+            and not node.keywords:
+        y = number(node.args[1])
+        s = number(node.args[2]) if len(node.args) == 3 else 1
+        if y is not None and s is not None and y * s != 0:
+            return node.args[0], ast.Constant(y), ast.Constant(y * s)
+    return None
 
 
 def bound_mapping(rule: Rule, bound: dict) -> dict[str, ast.AST]:
