@@ -158,7 +158,9 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     exact = check_source(func, start)     # the text read is the code that runs (else: reload)
     if func.__name__ == "<lambda>" or getattr(func, "__srcad_lambda__", False):
         node = lambda_def(transformable(func), filename)
-        return Parsed(func, node, filename, _free_env(func), extra_watch=list(getattr(func, "__srcad_watch__", ())))
+        env = _free_env(func)
+        _default_values(func, node, env)
+        return Parsed(func, node, filename, env, extra_watch=list(getattr(func, "__srcad_watch__", ())))
     src = textwrap.dedent("".join(lines))
     try:
         module = ast.parse(src)
@@ -180,10 +182,54 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     if receiver is not None and node.args.args:
         receiver = (node.args.args[0].arg,) + receiver + (getattr(func, "__srcad_instance__", None),)
     env = _free_env(func)
+    _default_values(func, node, env)
     renamed = _rename_wrapper_closure(func, node, env)
     # a function srcad composed (srcad/composition.py): stale once the derivative it calls is
     return Parsed(func, node, filename, env, receiver=receiver if node.args.args else None,
                   extra_watch=list(getattr(func, "__srcad_watch__", ())), renamed=renamed)
+
+
+def _is_literal(node):
+    try:
+        ast.literal_eval(node)
+        return True
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def _default_values(func, node, env):
+    """A parameter's default is the value its expression had when the def ran (`num=num` binds
+    the enclosing `num` then): a default that is not a literal becomes a module-level name bound
+    to that value (`f_default_num`), as the generated code runs where the expression means
+    nothing (the parameter shadows the name it reads)."""
+    args = node.args
+    positional = args.posonlyargs + args.args
+    first = len(positional) - len(args.defaults)
+    pairs = [(positional[first + k], k, "pos") for k in range(len(args.defaults))] \
+        + [(a, k, "kw") for k, a in enumerate(args.kwonlyargs) if args.kw_defaults[k] is not None]
+    defaults, kwdefaults = func.__defaults__ or (), func.__kwdefaults__ or {}
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in func.__name__)
+    for a, k, kind in pairs:
+        expr = args.defaults[k] if kind == "pos" else args.kw_defaults[k]
+        if _is_literal(expr):
+            continue
+        if kind == "pos":
+            if len(defaults) != len(args.defaults):
+                continue
+            value = defaults[k]
+        elif a.arg in kwdefaults:
+            value = kwdefaults[a.arg]
+        else:
+            continue
+        name = f"{base}_default_{a.arg}"
+        while name in env:
+            name += "_"
+        env[name] = value
+        new = ast.copy_location(ast.Name(name, ast.Load()), expr)
+        if kind == "pos":
+            args.defaults[k] = new
+        else:
+            args.kw_defaults[k] = new
 
 
 def _rename_wrapper_closure(func, node, env):
