@@ -34,8 +34,8 @@ def matmul_vjp_x(g, x, y):
         return unbroadcast(g * y, x)
     if np.ndim(y) == 1:
         return outer(g, y) if np.ndim(x) >= 2 else g * y
-    if np.ndim(x) == 1:
-        return y @ g
+    if np.ndim(x) == 1:     # (k,) @ (..., k, m): the stacked products' cotangents summed
+        return y @ g if np.ndim(y) == 2 else unbroadcast((y @ g[..., None])[..., 0], x)
     return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
 
 
@@ -55,10 +55,12 @@ def matmul_vjp_y(g, x, y):
     if np.ndim(x) == 0 or np.ndim(y) == 0:
         return unbroadcast(g * x, y)
     if np.ndim(x) == 1:
-        return g * x if np.ndim(y) == 1 else outer(x, g)
+        if np.ndim(y) <= 2:
+            return g * x if np.ndim(y) == 1 else outer(x, g)
+        return unbroadcast(x[:, None] * g[..., None, :], y)
     xt = np.swapaxes(x, -1, -2)
-    if np.ndim(y) == 1:
-        return xt @ g
+    if np.ndim(y) == 1:     # (..., n, k) @ (k,): summed over the stack
+        return xt @ g if np.ndim(x) == 2 else unbroadcast((xt @ g[..., None])[..., 0], y)
     return unbroadcast(xt @ g, y)
 
 
