@@ -329,6 +329,9 @@ class Normalizer:
             lifted, captured, _ = self.lifted[e.func.id]
             e = ast.Call(name(lifted), e.args, e.keywords + [ast.keyword(arg=c, value=name(c)) for c in captured])
             _loc(e, e.args[0] if e.args else e.func)
+        spelled = self.spelling(e)
+        if spelled is not e:
+            return self.flat(spelled, hint)
         found, obj = self.resolve(e.func) if self.is_global_ref(e.func) else (False, None)
         if found and obj is builtins.dict:
             return self.dict_call(e, hint)
@@ -694,6 +697,77 @@ class Normalizer:
         if isinstance(it, (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Constant)):
             return True
         return isinstance(it, ast.Name) and it.id in self.sequences
+
+    def numpy_function(self, attr):
+        """`np.<attr>` as normalized code calls it (a name of its own when the function's module
+        means something else by `np`)."""
+        import numpy
+        if "np" not in self.locals and self.parsed.env.setdefault("np", numpy) is numpy:
+            return ast.Attribute(name("np"), attr, ast.Load())
+        own = self.namer.fresh(attr)
+        self.parsed.env[own] = getattr(numpy, attr)
+        return name(own)
+
+    def spelling(self, e):
+        """Spellings of NumPy calls that say the same as one srcad has a rule for, rewritten to it
+        (the rewritten call keeps the user's place): `x.transpose(1, 0, 2)` is x.transpose((1, 0, 2));
+        `clip(min=, max=)` is clip(a_min=, a_max=); a reduction with `where=m` reduces np.where(m, x,
+        identity) (mean divides by the count of m; max/min take `initial` in with np.maximum/minimum).
+        Returns e itself when no spelling applies."""
+        import numpy
+        func, args, kws = e.func, list(e.args), list(e.keywords)
+        method = isinstance(func, ast.Attribute) and not self.is_global_ref(func)
+        if method:
+            attr, obj = func.attr, None
+        else:
+            found, obj = self.resolve(func) if self.is_global_ref(func) else (False, None)
+            attr = next((a for a in ("transpose", "clip", "sum", "mean", "prod", "max", "min")
+                         if found and obj is getattr(numpy, a)), None)
+            if found and obj in (numpy.amax, numpy.amin):
+                attr = "max" if obj is numpy.amax else "min"
+        if attr is None or any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in kws):
+            return e
+        if attr == "transpose" and method and len(args) > 1:
+            return _loc(ast.Call(func, [ast.Tuple(args, ast.Load())], kws), e)
+        if attr == "clip" and any(k.arg in ("min", "max") for k in kws):
+            # (ndarray.clip takes min=/max=, np.clip a_min=/a_max= (and min=/max= from NumPy 2.1))
+            args = [func.value] + args if method else args
+            kw = {k.arg: k.value for k in kws}
+            if len(args) > 1 or set(kw) - {"min", "max"}:
+                return e
+            lo, hi = kw.get("min", ast.Constant(None)), kw.get("max", ast.Constant(None))
+            return _loc(ast.Call(self.numpy_function("clip"), args + [lo, hi], []), e)
+        if attr not in ("sum", "mean", "prod", "max", "min"):
+            return e
+        kw = {k.arg: k.value for k in kws}
+        where, initial = kw.pop("where", None), kw.pop("initial", None) if attr in ("max", "min") else None
+        if where is None and initial is None or where is not None and attr in ("max", "min") and initial is None:
+            return e            # (numpy asks for `initial` with a `where` of max/min)
+        if method:
+            x, rest = func.value, args
+        elif args:
+            x, rest = args[0], args[1:]
+        elif "a" in kw:
+            x, rest = kw.pop("a"), []
+        else:
+            return e
+        names = ("axis", "dtype", "out", "keepdims") if attr != "max" and attr != "min" else ("axis", "out", "keepdims")
+        if len(rest) > len(names):
+            return e
+        kw = dict(zip(names, rest)) | kw
+        fill = {"sum": ast.Constant(0), "mean": ast.Constant(0), "prod": ast.Constant(1)}.get(attr, initial)
+        if where is not None:
+            x = ast.Call(self.numpy_function("where"), [where, x, ast_copy(fill)], [])
+        red = "sum" if attr == "mean" else attr
+        out = ast.Call(self.numpy_function(red), [x], [ast.keyword(arg=k, value=v) for k, v in kw.items()])
+        if attr == "mean":
+            count = ast.Call(self.runtime_helper("where_count"),
+                             [ast_copy(where), ast_copy(x.args[1]), kw.get("axis", ast.Constant(None)),
+                              kw.get("keepdims", ast.Constant(False))], [])
+            out = ast.BinOp(out, ast.Div(), count)
+        elif attr in ("max", "min"):
+            out = ast.Call(self.numpy_function("maximum" if attr == "max" else "minimum"), [out, ast_copy(initial)], [])
+        return _loc(out, e)
 
     def runtime_helper(self, attr):
         """A helper of srcad.runtime as normalized code calls it: `rt.<attr>`, as in generated code,

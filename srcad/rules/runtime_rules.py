@@ -207,6 +207,8 @@ defrule(rt.unstack_columns, "g, columns, x", ("rt.stack_columns(g, x)", "0", "0"
 defrule(rt.matmul_or_zero, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul_or_zero(x_dot, y)", "rt.matmul_or_zero(x, y_dot)"), jvp_join=True)
 defnondiff([rt.unit_direction])
+# the divisor of np.mean(x, where=m) (frontend/normalize.py spells it np.sum(np.where(m, x, 0)) / count)
+defnondiff([rt.where_count], pure=True)
 
 # ---- facts the cleanup and fusion passes read about the helpers ------------------------------
 # helpers that update their first argument in place when only the caller's variable holds it

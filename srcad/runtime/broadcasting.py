@@ -127,3 +127,10 @@ def as_tangent(x_dot, ans):
     if np.asarray(x_dot).dtype == object:
         return np.asarray(x_dot)
     return np.asarray(x_dot, dtype=_float_dtype(ans)) if np.ndim(ans) else x_dot
+
+
+
+def where_count(where, x, axis=None, keepdims=False):
+    """How many entries of x a reduction with `where=where` over `axis` combines (the divisor of
+    np.mean(x, where=where)): the mask broadcast to x's shape, counted."""
+    return np.sum(np.broadcast_to(where, np.shape(x)), axis=axis, keepdims=keepdims)
