@@ -494,7 +494,6 @@ CASES = [
     Case("coo_sorted_while_running", lambda: srcad.grad(c.coo_sum)(_unsorted_coo(), X),
          "a COO argument was not in canonical format", "A.sum_duplicates()", THIS_FILE,
          marker="srcad.grad(c.coo_sum)(_unsorted_coo(), X)"),
-    user(c.einsum_ellipsis, "np.einsum with '...'", "name every axis", A),
     user(c.cov_weighted, "np.cov with fweights or aweights", "np.average"),
     user(c.percentile_nearest, "method='nearest'", "method='linear'"),
     user(c.norm_order_zero, "at ord=0 (a count of nonzeros) w.r.t. its order", "srcad.custom_vjp"),

@@ -721,6 +721,8 @@ class Normalizer:
             attr, obj = func.attr, None
         else:
             found, obj = self.resolve(func) if self.is_global_ref(func) else (False, None)
+            if found and obj is numpy.einsum:
+                return self._einsum_sublists(e)
             attr = next((a for a in ("transpose", "clip", "sum", "mean", "prod", "max", "min")
                          if found and obj is getattr(numpy, a)), None)
             if found and obj in (numpy.amax, numpy.amin):
@@ -768,6 +770,33 @@ class Normalizer:
         elif attr in ("max", "min"):
             out = ast.Call(self.numpy_function("maximum" if attr == "max" else "minimum"), [out, ast_copy(initial)], [])
         return _loc(out, e)
+
+    def _einsum_sublists(self, e):
+        """np.einsum(a, [0, 1], b, [1, 2], [0, 2]) (the sublist form, written with literal lists) is
+        np.einsum('ab,bc->ac', a, b); e itself for any other form."""
+        args = e.args
+        if e.keywords or len(args) < 2 or isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
+            return e
+
+        def letters(node):
+            if not isinstance(node, (ast.List, ast.Tuple)):
+                return None
+            out = ""
+            for item in node.elts:
+                if isinstance(item, ast.Constant) and item.value is Ellipsis:
+                    out += "..."
+                elif isinstance(item, ast.Constant) and type(item.value) is int and 0 <= item.value < 52:
+                    out += "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[item.value]
+                else:
+                    return None
+            return out
+        pairs, rest = args[:len(args) // 2 * 2], args[len(args) // 2 * 2:]
+        ins = [letters(pairs[j + 1]) for j in range(0, len(pairs), 2)]
+        out = letters(rest[0]) if rest else ""
+        if any(i is None for i in ins) or out is None:
+            return e
+        spec = ",".join(ins) + ("->" + out if rest else "")
+        return _loc(ast.Call(e.func, [ast.Constant(spec)] + pairs[0::2], []), e)
 
     def runtime_helper(self, attr):
         """A helper of srcad.runtime as normalized code calls it: `rt.<attr>`, as in generated code,

@@ -4,7 +4,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels
-from ..errors import MissingRuleError
 from .accumulate import add
 from .broadcasting import unbroadcast
 from .sparse_ops import matmul_vjp_values, sparse_matmul, sparse_rmatmul
@@ -164,20 +163,30 @@ def solve_vjp_a(g, a, ans):
     return -(b_bar @ np.swapaxes(ans, -1, -2))
 
 
-def _einsum_parts(subscripts, n):
-    """(input subscripts, output subscript) of an einsum without '...'. A letter may repeat inside
-    an operand (a diagonal: 'ii->i', 'ii->', 'iij,j->i')."""
+def _einsum_parts(subscripts, operands):
+    """(input subscripts, output subscript) of an einsum, with '...' spelled out as letters of its
+    own (right-aligned, as NumPy broadcasts the axes it stands for). A letter may repeat inside an
+    operand (a diagonal: 'ii->i', 'ii->', 'iij,j->i')."""
     s = subscripts.replace(" ", "")
-    if "..." in s:
-        raise MissingRuleError(f"np.einsum with '...' in its subscripts ({subscripts!r})",
-                               fix="name every axis with a letter instead of '...'")
-    ins, _, out = s.partition("->")
+    ins, arrow, out = s.partition("->")
     ins = ins.split(",")
-    if not _:
+    if len(ins) != len(operands):
+        raise ValueError(f"np.einsum({subscripts!r}, ...) names {len(ins)} operands, and {len(operands)} are given")
+    if "..." in s:
+        spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in s]
+        widths = [np.ndim(a) - len(i.replace("...", "")) if "..." in i else 0 for i, a in zip(ins, operands)]
+        wide = max(widths)
+        pool = "".join(spare[:wide])
+        ins = [i.replace("...", pool[wide - w:]) for i, w in zip(ins, widths)]
+        if arrow:
+            out = out.replace("...", pool)
+        else:
+            letters = "".join(i for i in ins)
+            out = pool + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in pool))
+            arrow = "->"
+    if not arrow:
         letters = "".join(ins)
         out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-    if len(ins) != n:
-        raise ValueError(f"np.einsum({subscripts!r}, ...) names {len(ins)} operands, and {n} are given")
     return ins, out
 
 
@@ -187,7 +196,7 @@ def einsum_vjp(g, subscripts, operands, k):
     k reads a diagonal: the cotangent is written on that diagonal, zeros elsewhere."""
     if _is_zero(g):
         return g
-    ins, out = _einsum_parts(subscripts, len(operands))
+    ins, out = _einsum_parts(subscripts, operands)
     others = [(s, a) for j, (s, a) in enumerate(zip(ins, operands)) if j != k]
     known = set(out).union(*[set(s) for s, _ in others]) if others else set(out)
     mine = "".join(dict.fromkeys(ins[k]))               # operand k's letters, each once
