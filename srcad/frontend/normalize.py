@@ -260,18 +260,43 @@ class Normalizer:
         return s + s2, rhs
 
     def dict_call(self, e, hint):
-        """dict(), dict(a=..., b=...) and dict(d) (a copy of a dict) as displays and comprehensions."""
-        if len(e.args) == 1 and not e.keywords:
-            src = e.args[0]
-            k = self.temp("key")
+        """dict(), dict(a=..., b=...), dict(d) (a copy of a dict), dict(pairs) (a list, tuple, zip
+        or .items() of (key, value) pairs) and dict(d_or_pairs, b=...) as displays, comprehensions
+        and item writes."""
+        if len(e.args) > 1 or any(kw.arg is None for kw in e.keywords):
+            self.fail(e, "this form of `dict(...)`", "write a dict display {key: value, ...} or add items one by one")
+        if not e.args:
+            disp = ast.Dict([ast.Constant(kw.arg) for kw in e.keywords], [kw.value for kw in e.keywords])
+            return self.flat(_loc(disp, e), hint)
+        src = e.args[0]
+        k, v = self.temp("key"), self.temp("value")
+        if self._pairs(src):
+            comp = ast.DictComp(name(k), name(v), [ast.comprehension(
+                ast.Tuple([name(k, True), name(v, True)], ast.Store()), src, [], 0)])
+        else:
             comp = ast.DictComp(name(k), ast.Subscript(src, name(k), ast.Load()),
                                 [ast.comprehension(name(k, True),
                                                    ast.Call(ast.Attribute(src, "keys", ast.Load()), [], []), [], 0)])
+        if not e.keywords:
             return self.flat(_loc(comp, e), hint)
-        if e.args or any(kw.arg is None for kw in e.keywords):
-            self.fail(e, "this form of `dict(...)`", "write a dict display {key: value, ...} or add items one by one")
-        disp = ast.Dict([ast.Constant(kw.arg) for kw in e.keywords], [kw.value for kw in e.keywords])
-        return self.flat(_loc(disp, e), hint)
+        out = self.temp(hint if hint != "t" else "items")
+        self.locals.add(out)
+        self.dicts.add(out)
+        body = [_loc(assign(out, comp), e)]
+        body += [_loc(ast.Assign([ast.Subscript(name(out), ast.Constant(kw.arg), ast.Store())], kw.value), e)
+                 for kw in e.keywords]
+        return self.block(body), name(out)
+
+    def _pairs(self, src):
+        """Is src, the argument of dict(...), written as (key, value) pairs rather than a mapping?"""
+        if isinstance(src, (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)):
+            return True
+        if isinstance(src, ast.Call) and isinstance(src.func, ast.Attribute) and src.func.attr == "items":
+            return True
+        if isinstance(src, ast.Call) and self.is_global_ref(src.func):
+            found, obj = self.resolve(src.func)
+            return found and obj in (builtins.zip, builtins.enumerate)
+        return isinstance(src, ast.Name) and src.id in self.sequences
 
     def s_FunctionDef(self, st):
         """A nested def is lifted to a function of its own: the outer values it reads become
