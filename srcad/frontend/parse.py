@@ -183,10 +183,31 @@ def parse_function(func: types.FunctionType) -> "Parsed":
         receiver = (node.args.args[0].arg,) + receiver + (getattr(func, "__srcad_instance__", None),)
     env = _free_env(func)
     _default_values(func, node, env)
+    _named_lambdas(node)
     renamed = _rename_wrapper_closure(func, node, env)
     # a function srcad composed (srcad/composition.py): stale once the derivative it calls is
     return Parsed(func, node, filename, env, receiver=receiver if node.args.args else None,
                   extra_watch=list(getattr(func, "__srcad_watch__", ())), renamed=renamed)
+
+
+def _named_lambdas(fn):
+    """`g = lambda t: expr` in the function's body (at any depth of its blocks) is the nested
+    `def g(t): return expr`, which srcad lifts and transforms like any nested def."""
+    for block_owner in [fn] + [n for n in ast.walk(fn) if isinstance(n, (ast.If, ast.For, ast.While))]:
+        for field_ in ("body", "orelse"):
+            block = getattr(block_owner, field_, None)
+            if not block:
+                continue
+            for k, st in enumerate(block):
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                        and isinstance(st.value, ast.Lambda):
+                    lam = st.value
+                    ret = ast.copy_location(ast.Return(lam.body), lam.body)
+                    ret.end_lineno, ret.end_col_offset = lam.body.end_lineno, lam.body.end_col_offset
+                    d = ast.FunctionDef(name=st.targets[0].id, args=lam.args, body=[ret], decorator_list=[],
+                                        returns=None, type_comment=None, type_params=[])
+                    block[k] = ast.copy_location(d, st)
+                    d.end_lineno, d.end_col_offset = st.end_lineno, st.end_col_offset
 
 
 def _is_literal(node):
