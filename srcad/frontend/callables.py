@@ -96,6 +96,21 @@ def method_function(func, kind, cls, instance=None):
     return _copy(func, variant, func.__name__, __srcad_receiver__=(kind, cls), __srcad_instance__=ref)
 
 
+class ItemWatch:
+    """For the cache's freshness check: the item `<name>[<key>]` of a module-level container now
+    (a function called as `fs[0](x)` or looped over: `for g in fs`)."""
+
+    def __init__(self, parsed):
+        self.parsed = parsed
+
+    def current(self, key):
+        name, item = key
+        try:
+            return self.parsed.current(name)[item]
+        except (TypeError, KeyError, IndexError):
+            return None
+
+
 class AttributeWatch:
     """For the cache's freshness check: the class of the object at `self.<a>.<b>` now."""
 

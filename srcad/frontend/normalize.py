@@ -395,6 +395,8 @@ class Normalizer:
         elif self.is_global_ref(e.func):
             self.fail(e, f"a call of `{ast.unparse(e.func)}`, a name that is not defined where the function is",
                       "define or import it at module level before differentiating the function")
+        elif (item := self._function_item(e)) is not None:
+            return self.call(item, hint)
         else:
             self.fail(e, "a call of a local value (calling a function stored in a variable)",
                       "call the function by its module-level name")
@@ -549,6 +551,9 @@ class Normalizer:
 
     def s_For(self, st):
         it, target = st.iter, st.target
+        unrolled = self._unrolled_functions(st)
+        if unrolled is not None:
+            return self.block(unrolled)
         self.loop_rebinds = {n.id for b in st.body for n in ast.walk(b)
                              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         found, obj = self.resolve(it.func) if isinstance(it, ast.Call) and self.is_global_ref(it.func) else (False, None)
@@ -574,6 +579,69 @@ class Normalizer:
             s, n, item = self.sequence(it)
         body = self.bind(target, item(name(k))) + self.block(st.body)
         return s + [ast.For(name(k, True), _range(n), body, [])]
+
+    def _unrolled_functions(self, st):
+        """`for g in (np.sin, np.cos): ...` (a display of module-level functions, or a module-level
+        list or tuple of functions): the body once per function, `g` replaced by it (as `fs[k]`
+        for a module-level fs, which a call then resolves). None for any other loop, and when the
+        body jumps out (break/continue) or `g` is assigned in the body or read after the loop."""
+        it, g = st.iter, st.target
+        if not isinstance(g, ast.Name):
+            return None
+        if isinstance(it, (ast.Tuple, ast.List)):
+            items = it.elts
+            if not items or not all(self.is_global_ref(i) and callable(self.resolve(i)[1]) for i in items):
+                return None
+        elif isinstance(it, ast.Name) and self.is_global_ref(it):
+            found, seq = self.resolve(it)
+            if not found or not isinstance(seq, (list, tuple)) or not 0 < len(seq) <= 64 \
+                    or not all(callable(f) and not isinstance(f, type) for f in seq):
+                return None
+            items = [ast.Subscript(name(it.id), ast.Constant(k), ast.Load()) for k in range(len(seq))]
+        else:
+            return None
+        jumps = any(isinstance(n, (ast.Break, ast.Continue)) for b in st.body for n in _outside_loops(b))
+        stored = any(isinstance(n, ast.Name) and n.id == g.id and not isinstance(n.ctx, ast.Load)
+                     for b in st.body for n in ast.walk(b))
+        read_elsewhere = sum(isinstance(n, ast.Name) and n.id == g.id for n in ast.walk(self.parsed.tree)) \
+            != 1 + sum(isinstance(n, ast.Name) and n.id == g.id for b in st.body for n in ast.walk(b))
+        if jumps or stored or read_elsewhere:
+            return None
+
+        class _Put(ast.NodeTransformer):
+            def __init__(self, item):
+                self.item = item
+
+            def visit_Name(self, node):
+                return ast.copy_location(ast_copy(self.item), node) if node.id == g.id else node
+        out = []
+        for item in items:
+            for b in st.body:
+                out.append(_Put(item).visit(ast_copy(b)))
+        return out
+
+    def _function_item(self, e):
+        """`fs[k](...)` with fs a module-level list or tuple (or dict) and k a literal: the function
+        it holds now, under a module-level name of the generated code (watched: the code is made
+        again if fs[k] is rebound). None for any other callee."""
+        f = e.func
+        if not (isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and self.is_global_ref(f.value)
+                and isinstance(f.slice, ast.Constant)):
+            return None
+        found, seq = self.resolve(f.value)
+        try:
+            obj = seq[f.slice.value] if found else None
+        except (TypeError, KeyError, IndexError):
+            return None
+        if not callable(obj):
+            return None
+        from .callables import ItemWatch
+        base = getattr(obj, "__name__", "function")
+        base = base if isinstance(base, str) and base.isidentifier() else "function"
+        own = next((k for k, v in self.parsed.env.items() if v is obj and k == base), None) or self.namer.fresh(base)
+        self.parsed.env[own] = obj
+        self.parsed.extra_watch.append((ItemWatch(self.parsed), (f.value.id, f.slice.value), obj))
+        return _loc(ast.Call(name(own), e.args, e.keywords), e)
 
     def _overlap_guard(self, target, value, sl, v):
         """`rt.refuse_overlapping_write(y, idx, v, ...)` before `y[idx] = v` when v may be a view
@@ -832,6 +900,15 @@ class Normalizer:
         own = self.namer.fresh(attr)
         self.parsed.env[own] = getattr(runtime, attr)
         return name(own)
+
+
+def _outside_loops(node):
+    """The nodes of a statement that are not inside a loop or function of its own."""
+    yield node
+    if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _outside_loops(child)
 
 
 def _dict_names(fn, parsed, locals_):
