@@ -207,6 +207,10 @@ defrule(rt.unstack_columns, "g, columns, x", ("rt.stack_columns(g, x)", "0", "0"
 defrule(rt.matmul_or_zero, "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
         ("rt.matmul_or_zero(x_dot, y)", "rt.matmul_or_zero(x, y_dot)"), jvp_join=True)
 defnondiff([rt.unit_direction])
+# `for row in Y: row /= s` (frontend/parse.py): which loop runs is decided by the items' type
+defnondiff([rt.lists.items_are_views], pure=True)
+defrule(rt.lists.loop_item, "v", "g", "v_dot")
+declare(rt.lists.loop_item, pure=True)
 # the divisor of np.mean(x, where=m) (frontend/normalize.py spells it np.sum(np.where(m, x, 0)) / count)
 defnondiff([rt.where_count], pure=True)
 

@@ -119,3 +119,27 @@ def index_join_jvp(d, items, k, how):
     pieces = [np.zeros(_joined_piece(a, how).shape) for a in items]
     pieces[k] = _joined_piece(np.broadcast_to(d, np.shape(items[k])), how).astype(float)
     return np.concatenate(pieces, axis=0 if how == "r" else -1)
+
+
+# ---- `for row in Y: row /= s` (frontend/parse.py: the loop's item written in place) ------------
+def items_are_views(seq, indexed=False):
+    """Does writing into an item of `for t in seq` write into seq? Yes for the rows of an array
+    of two or more axes (views) and for a list or tuple of arrays (the arrays themselves); no for
+    the numbers of a 1-D array or a list (`t += 1` rebinds t only). `indexed`: the loop writes
+    `t[j] = v`, which srcad follows as seq[i, j] = v, an array's write only."""
+    if isinstance(seq, np.ndarray):
+        return seq.ndim >= 2
+    views = isinstance(seq, (list, tuple)) and len(seq) > 0 and all(
+        isinstance(v, np.ndarray) and v.ndim >= 1 for v in seq)
+    if views and indexed:
+        from ..errors import UnsupportedSyntaxError
+        raise UnsupportedSyntaxError(
+            "`t[j] = v` on the item `t` of a loop over a list of arrays (the write changes the array the "
+            "list holds)", hint="stack the arrays into one (np.stack) and loop over its rows, or build "
+            "the changed array and store it back with `items[i] = new`")
+    return views
+
+
+def loop_item(v):
+    """An item of a loop whose items are numbers, as a value of its own (`t += 1` rebinds it)."""
+    return np.copy(v) if isinstance(v, np.ndarray) else v
