@@ -141,11 +141,16 @@ class Analysis:
             b = rule.signature.bind(*args, **{k.arg: k.value for k in kws})
         except TypeError as exc:
             from ..errors import UnsupportedSyntaxError
-            params = ", ".join(rule.params)
-            raise UnsupportedSyntaxError(
-                f"the call `{ast.unparse(node)}` ({exc})", *self.parsed.where(node),
-                hint=f"srcad's rule for `{fname}` takes ({params}): call it with those arguments, or register a "
-                     f"rule of your own for it with srcad.register_vjp and srcad.register_jvp") from None
+            if isinstance(rule.key, str) and rule.key.startswith("."):     # a method: its receiver is not listed
+                params = ", ".join(str(p) for p in list(rule.signature.parameters.values())[1:])
+                hint = (f"srcad's rule for the method `{rule.key}` takes ({params}): call it with those "
+                        f"arguments")
+            else:
+                params = ", ".join(str(p) for p in rule.signature.parameters.values())
+                hint = (f"srcad's rule for `{fname}` takes ({params}): call it with those arguments, or register "
+                        f"a rule of your own for it with srcad.register_vjp and srcad.register_jvp")
+            raise UnsupportedSyntaxError(f"the call `{self.parsed.text(node)}` ({exc})", *self.parsed.where(node),
+                                         hint=hint) from None
         return dict(b.arguments)
 
     def _call(self, op, call):
@@ -153,11 +158,11 @@ class Analysis:
         if self._global(f):
             found, obj = self._resolve(f)
             if not found:
-                raise SrcadError(f"the name `{ast.unparse(f)}` is not defined where the function is defined (a typo, "
+                raise SrcadError(f"the name `{self.parsed.text(f)}` is not defined where the function is defined (a typo, "
                                  f"or a module-level name that does not exist yet). Define it, or import it at "
                                  f"module level, before differentiating the function.", *self.parsed.where(call))
             rule = lookup(obj)
-            fname = ast.unparse(f)
+            fname = self.parsed.text(f)
             if rule is None and _namedtuple_fields(obj, call):    # a namedtuple built from its fields
                 rule = lookup("op:NamedTuple")
                 op.rule, op.bound = rule, self._bind(rule, _namedtuple_fields(obj, call), [], call, fname)
@@ -182,7 +187,7 @@ class Analysis:
             return
         else:  # method of a local value
             rule = lookup("." + f.attr)
-            fname = ast.unparse(f)
+            fname = self.parsed.text(f)
             if rule is None:
                 op.missing = fname
                 op.operands = _names([("self", f.value)] + list(enumerate(call.args)))
@@ -236,11 +241,11 @@ class Analysis:
             op.rule, op.bound, op.operands = rule, {}, []
             return True
         if rule is not None and rule.subscript and plain:
-            op.rule, op.bound = rule, self._bind(rule, items, [], rhs, ast.unparse(rhs.value))
+            op.rule, op.bound = rule, self._bind(rule, items, [], rhs, self.parsed.text(rhs.value))
             if not rule.nondiff:
                 op.operands = _names(list(op.bound.items()))
             return True
-        op.missing = f"{ast.unparse(rhs.value)}[...]" + ("" if rule is None or not rule.subscript else
+        op.missing = f"{self.parsed.text(rhs.value)}[...]" + ("" if rule is None or not rule.subscript else
                                                         " with a slice, a string or an expression among its items")
         op.operands = [(("idx", j), n.id) for j, n in enumerate(ast.walk(rhs.slice)) if isinstance(n, ast.Name)]
         return True
@@ -271,7 +276,7 @@ class Analysis:
                     op.rule, op.bound["name"] = lookup("op:Field"), ast.Constant(rhs.attr)
                     op.bound["where"] = ast.Constant("%s:%d:%d" % self.parsed.where(rhs))
                 if op.rule is None:
-                    op.missing = ast.unparse(rhs)
+                    op.missing = self.parsed.text(rhs)
                     op.operands = _names([("x", rhs.value)])
                     return op
             elif isinstance(rhs, ast.Subscript) and self._global(rhs.value) and self._subscript_call(op, rhs):
@@ -288,7 +293,7 @@ class Analysis:
                 names = _value_names(rhs)
                 what = "a set display" if isinstance(rhs, ast.Set) else f"`{type(rhs.op).__name__.lower()}`"
                 op.unsupported = (
-                    f"{what} over a value that depends on the differentiated input (`{ast.unparse(rhs)}`)",
+                    f"{what} over a value that depends on the differentiated input (`{self.parsed.text(rhs)}`)",
                     "use a list for a collection of values" if isinstance(rhs, ast.Set) else
                     "write the choice as an if statement, or np.where(cond, a, b)")
                 op.operands = [(("v", j), n) for j, n in enumerate(names)]
@@ -296,7 +301,7 @@ class Analysis:
             else:
                 return op       # constants, globals, comparisons: no derivative
             if op.rule is None:
-                op.missing = type(rhs.op).__name__ if hasattr(rhs, "op") else ast.unparse(rhs)
+                op.missing = type(rhs.op).__name__ if hasattr(rhs, "op") else self.parsed.text(rhs)
                 op.operands = _names(list(op.bound.items()))   # an active operand raises, never a silent zero
                 return op
             if not op.rule.nondiff:
@@ -384,7 +389,7 @@ class Analysis:
                 from ..errors import UnsupportedSyntaxError
                 call = op.node.value
                 raise UnsupportedSyntaxError(
-                    f"the in-place method call `{ast.unparse(call.func)}(...)` with a differentiated argument",
+                    f"the in-place method call `{self.parsed.text(call.func)}(...)` with a differentiated argument",
                     *self.parsed.where(op.node),
                     hint="build the container with item assignments (`d[key] = v`), `append`, or a new display")
             if op.kind in ("mutate", "pop") and op.target in self.active and op.target in self.useful \
@@ -392,7 +397,7 @@ class Analysis:
                 from ..errors import UnsupportedSyntaxError
                 call = op.node.value
                 raise UnsupportedSyntaxError(
-                    f"the in-place method call `{ast.unparse(call.func)}(...)` on a differentiated value",
+                    f"the in-place method call `{self.parsed.text(call.func)}(...)` on a differentiated value",
                     *self.parsed.where(op.node), hint="write the result to a new name instead")
         self._check_shared_writes()
 
@@ -420,7 +425,7 @@ class Analysis:
                 found, obj = self._resolve(call.func) if self._global(call.func) else (False, None)
                 if found and is_inplace_func(obj):
                     raise UnsupportedSyntaxError(
-                        f"`{ast.unparse(call.func)}`, which writes into its first argument in place, with a value "
+                        f"`{self.parsed.text(call.func)}`, which writes into its first argument in place, with a value "
                         f"that depends on the differentiated input (`{text}`)", *self.parsed.where(op.node),
                         hint="write the new values with a subscript assignment (`y[idx] = v`) instead")
                 continue
@@ -432,7 +437,7 @@ class Analysis:
                          "the value instead (`has_aux=True` returns extra results beside the loss)")
             if op.kind == "mutate":
                 raise UnsupportedSyntaxError(
-                    f"the in-place method call `{ast.unparse(call.func)}(...)` with a value that depends on the "
+                    f"the in-place method call `{self.parsed.text(call.func)}(...)` with a value that depends on the "
                     f"differentiated input (`{text}`)", *self.parsed.where(op.node),
                     hint="build a new value instead (`xs = xs + [v]`, `y[idx] = v`, `y = np.sort(y)`)")
 

@@ -62,7 +62,7 @@ def method_call(an, op, call):
     if found is None:
         if lookup("." + f.attr) is None:
             raise UnsupportedSyntaxError(
-                f"the call `{ast.unparse(f)}(...)`: {recv[2].__name__} has no method `{f.attr}` (a function "
+                f"the call `{an.parsed.text(f)}(...)`: {recv[2].__name__} has no method `{f.attr}` (a function "
                 f"stored on the instance cannot be resolved when the code is generated)",
                 *an.parsed.where(call), hint=f"define `{f.attr}` as a method of the class, or call the "
                 f"function by its module-level name")

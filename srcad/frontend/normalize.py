@@ -196,7 +196,7 @@ class Normalizer:
             return s0 + [node], name(t)
         if isinstance(e, ast.Call):
             if self._local_method(e, _IN_PLACE) and not (e.func.attr == "pop" and not e.args):
-                self.fail(e, f"the in-place method `{ast.unparse(e.func)}(...)` used as a value",
+                self.fail(e, f"the in-place method `{self.parsed.text(e.func)}(...)` used as a value",
                           "read what you need first (`v = d[key]`), then build a new dict or list "
                           "without it instead of changing this one")
             return self.call(e, hint)
@@ -393,7 +393,7 @@ class Normalizer:
             # `srcad.grad(f)(x)`: the operator applied once, here; its result is composed (srcad/composition.py)
             return self.call(_loc(ast.Call(name(applied), e.args, e.keywords), e), hint)
         elif self.is_global_ref(e.func):
-            self.fail(e, f"a call of `{ast.unparse(e.func)}`, a name that is not defined where the function is",
+            self.fail(e, f"a call of `{self.parsed.text(e.func)}`, a name that is not defined where the function is",
                       "define or import it at module level before differentiating the function")
         elif (item := self._function_item(e)) is not None:
             return self.call(item, hint)
@@ -501,7 +501,7 @@ class Normalizer:
             for k, elt in enumerate(target.elts):
                 s += self.bind(elt, ast.Subscript(a, ast.Constant(k), ast.Load()))
             return s
-        self.fail(target, f"assignment to `{ast.unparse(target)}`", "assign to a plain name (or to name[index])")
+        self.fail(target, f"assignment to `{self.parsed.text(target)}`", "assign to a plain name (or to name[index])")
 
     def write_index(self, target):
         """The index of a subscript write, computed once if it reads the array it writes (`y[y < 0] = 0`)."""

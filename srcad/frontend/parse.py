@@ -1,6 +1,7 @@
 """parse: read a function's source, and resolve the names it uses to real objects."""
 import ast
 import builtins
+import copy
 import inspect
 import linecache
 import textwrap
@@ -27,6 +28,8 @@ class Parsed:
     generated: bool = False                   # srcad's own generated code, transformed again
     global_writes: set = field(default_factory=set)   # (line, name): writes into shared objects (aliases)
     renamed: dict = field(default_factory=dict)       # a decorator wrapper's closure names: new -> old
+    original: object = None   # the function's tree as the user wrote it (error messages quote it: `text`)
+    _by_place: dict = None
 
     def current(self, name):
         """What a free name of the function refers to now (closure cell, else module global)."""
@@ -38,6 +41,51 @@ class Parsed:
             except ValueError:
                 return _UNBOUND
         return self.func.__globals__.get(name, _UNBOUND)
+
+    def text(self, node):
+        """The user's own text for `node`, a node of the function as srcad rewrote it (temporaries
+        such as `pow_x` in place of `x ** 2`): the expression the user wrote at node's place
+        (file, line and column), read from the tree as parsed; ast.unparse(node) when the user's
+        code has nothing there (srcad's own generated code, transformed again)."""
+        found = self._user_node(node)
+        return ast.unparse(found if found is not None else node)
+
+    def value_text(self, v, sites=None):
+        """How a message names the value of variable `v` of the rewritten function: `v` when the
+        user's code has that name, else the user's expression that srcad computed into it (its
+        first assignment among `sites`, (statement, depth) pairs)."""
+        if self.original is None or any(isinstance(n, ast.Name) and n.id == v or isinstance(n, ast.arg)
+                                        and n.arg == v for n in ast.walk(self.original)):
+            return f"`{v}`"
+        st = next((st for st, _ in sites or () if isinstance(st, ast.Assign)), None)
+        found = self._user_node(st.value) if st is not None else None
+        return f"`{ast.unparse(found)}`" if found is not None else f"`{v}`"
+
+    def _user_node(self, node):
+        if self.original is None or not hasattr(node, "lineno"):
+            return None
+        if self._by_place is None:
+            by_place = {}
+            for n in ast.walk(self.original):
+                if isinstance(n, ast.expr) and hasattr(n, "lineno"):
+                    by_place.setdefault((n.lineno, n.col_offset), []).append(n)
+            self._by_place = by_place
+        here = self._by_place.get((node.lineno, node.col_offset), [])
+        if not here:
+            return None
+
+        def span(n):
+            return (n.end_lineno or 0, n.end_col_offset or 0)
+        same = [n for n in here if type(n) is type(node)]
+        exact = [n for n in same if span(n) == span(node)]
+        if exact:
+            return exact[0]
+
+        def head(n):        # what a call calls, an attribute's name
+            n = n.func if isinstance(n, ast.Call) else n
+            return n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+        alike = [n for n in same if head(n) == head(node)] or same or here
+        return max(alike, key=span)
 
     def line_text(self, lineno):
         return linecache.getline(self.filename, lineno).strip()
@@ -158,9 +206,11 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     exact = check_source(func, start)     # the text read is the code that runs (else: reload)
     if func.__name__ == "<lambda>" or getattr(func, "__srcad_lambda__", False):
         node = lambda_def(transformable(func), filename)
+        original = copy.deepcopy(node)
         env = _free_env(func)
         _default_values(func, node, env)
-        return Parsed(func, node, filename, env, extra_watch=list(getattr(func, "__srcad_watch__", ())))
+        return Parsed(func, node, filename, env, extra_watch=list(getattr(func, "__srcad_watch__", ())),
+                      original=original)
     src = textwrap.dedent("".join(lines))
     try:
         module = ast.parse(src)
@@ -181,6 +231,7 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     receiver = getattr(func, "__srcad_receiver__", None)
     if receiver is not None and node.args.args:
         receiver = (node.args.args[0].arg,) + receiver + (getattr(func, "__srcad_instance__", None),)
+    original = copy.deepcopy(node)
     env = _free_env(func)
     _default_values(func, node, env)
     _named_lambdas(node)
@@ -188,7 +239,7 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     renamed = _rename_wrapper_closure(func, node, env)
     # a function srcad composed (srcad/composition.py): stale once the derivative it calls is
     return Parsed(func, node, filename, env, receiver=receiver if node.args.args else None,
-                  extra_watch=list(getattr(func, "__srcad_watch__", ())), renamed=renamed)
+                  extra_watch=list(getattr(func, "__srcad_watch__", ())), renamed=renamed, original=original)
 
 
 def _named_lambdas(fn):
@@ -309,7 +360,6 @@ def _augmented_target(name_node, nodes):
 
 
 def _copy(node):
-    import copy
     return copy.deepcopy(node)
 
 

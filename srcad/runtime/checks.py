@@ -95,7 +95,7 @@ def check_finite(v, name, where):
     data = v.data if sp.issparse(v) else (v.values if isinstance(v, RowSparse) else v)
     if not np.all(np.isfinite(data)):
         kind = "NaN" if np.any(np.isnan(data)) else "Inf"
-        raise NumericsError(f"{where}: the derivative {name} became {kind} in the adjoint of this line "
+        raise NumericsError(f"{where}: the derivative with respect to {name} became {kind} in the adjoint of this line "
                             f"(the first one that did, going backwards from the output). Look for a "
                             f"division by zero, a log or sqrt at 0, or an overflow on this line.")
 

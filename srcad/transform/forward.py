@@ -130,7 +130,7 @@ class Forward:
         if op.rule is not None and op.rule.user_jvp is not None:
             return self.user_rule(op, active)
         if op.rule is not None and op.rule.user_vjp is not None:
-            fname = ast.unparse(op.rhs.func)
+            fname = self.parsed.text(op.rhs.func)
             self.fail(op, f"`{fname}`, which has a reverse-mode rule (register_vjp) but no forward-mode one", fname)
         inplace = any(n == v for _, n in op.operands)
         ans = self.namer.fresh(v + "_new") if inplace else v
@@ -148,7 +148,7 @@ class Forward:
                 p, m = param_of(key, mapping)
                 t = op.rule.jvp.get(p)
                 if t is None:
-                    self.fail(op, f"the argument `{p}` of `{ast.unparse(op.rhs)}`", _callee_name(op.rhs))
+                    self.fail(op, f"the argument `{p}` of `{self.parsed.text(op.rhs)}`", _callee_name(op.rhs))
                 if isinstance(t, ast.Constant) and t.value == 0:
                     continue
                 m = dict(m)

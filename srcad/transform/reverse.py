@@ -147,7 +147,8 @@ class Reverse:
             raw = linecache.getline(self.parsed.filename, line)
             col = len(raw) - len(raw.lstrip())
             where = f"{self.parsed.filename}:{line}:{col}: {self.parsed.line_text(line)}"
-            code.append(ast.Expr(rt("check_finite", N(b), ast.Constant(b), ast.Constant(where))))
+            code.append(ast.Expr(rt("check_finite", N(b), ast.Constant(self.parsed.value_text(v, self.sites.get(v))),
+                                    ast.Constant(where))))
 
     # -- adjoint of one statement ----------------------------------------------------------
     def adjoint_block(self, stmts, live):
@@ -251,8 +252,8 @@ class Reverse:
             template = op.rule.vjp.get(p)
             if template is None:
                 fn, line, col = self.parsed.where(op.node)
-                raise MissingRuleError(f"the argument `{p}` of `{ast.unparse(op.rhs)}`", fn, line, col,
-                                       func=ast.unparse(op.rhs.func) if isinstance(op.rhs, ast.Call) else None)
+                raise MissingRuleError(f"the argument `{p}` of `{self.parsed.text(op.rhs)}`", fn, line, col,
+                                       func=self.parsed.text(op.rhs.func) if isinstance(op.rhs, ast.Call) else None)
             if isinstance(template, ast.Constant) and template.value == 0:
                 continue        # this argument only lends its shape
             expr = self._known_reduction(op, p, g) or instantiate(template, mapping)
@@ -471,7 +472,7 @@ class Reverse:
         fn, line, col = self.parsed.where(op.node)
 
         def missing(reason):
-            err = MissingRuleError(ast.unparse(call.func), fn, line, col)
+            err = MissingRuleError(self.parsed.text(call.func), fn, line, col)
             err.args = (f"{err} It has a forward-mode rule only, which srcad transposes by transforming the "
                         f"rule's source; here it cannot: {reason}",)
             return err
