@@ -109,7 +109,8 @@ class SrcadError(Exception):
             if place:
                 filename, lineno, col = place
         elif filename is not None and _LIFTED.match(filename):    # a nested def, lifted: same lines
-            filename = _LIFTED.match(filename).group(1)
+            while _LIFTED.match(filename):      # (a def nested in a lifted one: the user's file)
+                filename = _LIFTED.match(filename).group(1)
         self.filename, self.lineno, self.col = filename, lineno, col
         message = _sentence(message) if message else message      # a finished sentence
         if filename and not _LOCATED.match(message):      # filename "": deliberately no place

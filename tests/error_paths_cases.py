@@ -88,7 +88,7 @@ def double_star_call(x):
 
 
 def dict_call_of_pairs(x):
-    d = dict([("a", x)], b=x)  # here
+    d = dict([("a", x)], **{"b": x})  # here
     return np.sum(d["a"])
 
 

@@ -308,7 +308,9 @@ class Normalizer:
         outer = self.locals | set(code.co_freevars)
         captured = sorted({x.id for b in st.body for x in ast.walk(b) if isinstance(x, ast.Name)
                            and isinstance(x.ctx, ast.Load) and x.id in outer and x.id not in inner_locals})
-        lifted = self.namer.fresh(st.name)
+        # (named after the function it is in too: two functions transformed together may each
+        # define an `h`, and the generated module holds both)
+        lifted = self.namer.fresh(f"{st.name}_in_{self.parsed.tree.name.strip('_') or 'f'}")
         args = ast.arguments(posonlyargs=[], args=st.args.args, vararg=None,
                              kwonlyargs=st.args.kwonlyargs + [ast.arg(c) for c in captured],
                              kw_defaults=st.args.kw_defaults + [None] * len(captured), kwarg=None,
@@ -397,6 +399,8 @@ class Normalizer:
                       "define or import it at module level before differentiating the function")
         elif (item := self._function_item(e)) is not None:
             return self.call(item, hint)
+        elif isinstance(e.func, ast.Call) and (applied := self._applied_factory(e)) is not None:
+            return self.call(applied, hint)
         else:
             self.fail(e, "a call of a local value (calling a function stored in a variable)",
                       "call the function by its module-level name")
@@ -642,6 +646,76 @@ class Normalizer:
         self.parsed.env[own] = obj
         self.parsed.extra_watch.append((ItemWatch(self.parsed), (f.value.id, f.slice.value), obj))
         return _loc(ast.Call(name(own), e.args, e.keywords), e)
+
+    def _applied_factory(self, e):
+        """`make(a)(x)`, make a module-level function whose last statement returns a function it
+        defines (`def h(t): ...; return h`, or `h = lambda t: ...`): the call of a function made
+        from make with `return h(t)` in place of `return h` (its source at make's own lines),
+        which srcad transforms like any other. None for any other callee."""
+        import types
+        from .analyze import is_user_function
+        from .freshness import definition_watch
+        from .parse import parse_function
+        inner = e.func
+        if not self.is_global_ref(inner.func) or e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
+            return None
+        found, make = self.resolve(inner.func)
+        if not found or not isinstance(make, types.FunctionType) or not is_user_function(make) \
+                or make.__code__.co_freevars or hasattr(make, "__srcad_derived__"):
+            return None
+        try:
+            tree = parse_function(make).tree
+        except Exception:       # noqa: BLE001 (not a factory srcad can read: the call is refused below)
+            return None
+        ret = tree.body[-1] if tree.body else None
+        if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name)) or ret.lineno != ret.end_lineno:
+            return None
+        h = ret.value.id
+        defs = [st for st in tree.body if isinstance(st, ast.FunctionDef) and st.name == h]
+        stores = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == h and not isinstance(n.ctx, ast.Load)]
+        if len(defs) != 1 or stores or defs[0].args.vararg or defs[0].args.kwarg or defs[0].args.kwonlyargs \
+                or len(e.args) != len(defs[0].args.args) or tree.args.vararg or tree.args.kwarg:
+            return None
+        import linecache
+        filename = make.__code__.co_filename
+        lines = linecache.getlines(filename)
+        if not lines or not lines[ret.lineno - 1].strip() == f"return {h}" or tree.body[0].lineno <= tree.lineno:
+            return None
+        taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(tree)
+                                                                                if isinstance(a, ast.arg)}
+        params = []
+        for a in defs[0].args.args:
+            p = a.arg + "_applied"
+            while p in taken:
+                p += "_"
+            taken.add(p)
+            params.append(p)
+        applied = self.namer.fresh(f"{make.__name__}_applied")
+        stub = ast.FunctionDef(name=applied, args=ast.arguments(
+            posonlyargs=[], args=tree.args.args, vararg=None, kwonlyargs=tree.args.kwonlyargs + [ast.arg(p) for p in params],
+            kw_defaults=tree.args.kw_defaults + [None] * len(params), kwarg=None, defaults=tree.args.defaults),
+            body=[ast.Pass()], decorator_list=[], returns=None, type_params=[])
+        header = ast.unparse(ast.fix_missing_locations(ast.Module(body=[stub], type_ignores=[]))).splitlines()[0]
+        first = tree.body[0].lineno
+        body = lines[first - 1:tree.end_lineno]
+        k = ret.lineno - first
+        indent = body[k][:len(body[k]) - len(body[k].lstrip())]
+        body[k] = f"{indent}return {h}({', '.join(params)})\n"
+        import textwrap
+        text = "\n" * (first - 2) + header + "\n" + textwrap.indent(textwrap.dedent("".join(body)), "    ")
+        name_ = f"<srcad-lifted {filename}:{tree.lineno} {applied}>"
+        linecache.cache[name_] = (len(text), None, source_lines(text), name_)
+        ns = {}
+        try:
+            exec(compile(text, name_, "exec"), make.__globals__, ns)
+        except SyntaxError:
+            return None
+        func = ns[applied]
+        func.__defaults__, func.__kwdefaults__ = make.__defaults__, dict(make.__kwdefaults__ or {}) or None
+        self.parsed.env[applied] = func
+        self.parsed.extra_watch += definition_watch(make)
+        kws = list(inner.keywords) + [ast.keyword(arg=p, value=a) for p, a in zip(params, e.args)]
+        return _loc(ast.Call(name(applied), list(inner.args), kws), e)
 
     def _overlap_guard(self, target, value, sl, v):
         """`rt.refuse_overlapping_write(y, idx, v, ...)` before `y[idx] = v` when v may be a view
