@@ -334,3 +334,10 @@ def overlapping_write(x):
     v = np.concatenate([x, x])
     v[::2] = v[0:4]  # here
     return np.sum(v * v)
+
+
+def list_rows_written_by_index(x):
+    ys = [x * 1.0, x * 2.0]
+    for r in ys:  # here
+        r[0] = 1.0
+    return np.sum(ys[0] * ys[1])
