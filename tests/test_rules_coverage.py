@@ -100,6 +100,8 @@ PROBES = {
     rt.clip_mask: (rt.clip_mask, [P(), P(()), P((), "big")]), rt.count: (rt.count, [P((3, 4)), 1]),
     rt.zeros_like: (rt.zeros_like, [P()]), rt.is_scalar: (rt.is_scalar, [P()]),
     rt.unit_direction: (rt.unit_direction, [P((3, 2)), 4]),
+    rt.lists.items_are_views: (rt.lists.items_are_views, [P((3, 2))]),
+    rt.where_count: (lambda x: rt.where_count(x > 0, x, 1), [P((2, 3))]),
     rt.updates_in_place: (rt.updates_in_place, [P()]),
     rt.refuse_shared_update: (rt.refuse_shared_update, [P(()), "x", "f.py", 1, 0, ""]),
     rt.slices_are_views: (rt.slices_are_views, [P()]),

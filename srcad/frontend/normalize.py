@@ -876,41 +876,39 @@ class Normalizer:
         return name(own)
 
     def spelling(self, e):
-        """Spellings of NumPy calls that say the same as one srcad has a rule for, rewritten to it
-        (the rewritten call keeps the user's place): `x.transpose(1, 0, 2)` is x.transpose((1, 0, 2));
-        `clip(min=, max=)` is clip(a_min=, a_max=); a reduction with `where=m` reduces np.where(m, x,
-        identity) (mean divides by the count of m; max/min take `initial` in with np.maximum/minimum).
-        Returns e itself when no spelling applies."""
-        import numpy
+        """Spellings of calls that say the same as one srcad has a rule for, rewritten to it (the
+        rewritten call keeps the user's place; the registry's `spelling` fact says which applies):
+        `x.transpose(1, 0, 2)` is x.transpose((1, 0, 2)); `clip(min=, max=)` is np.clip(x, min, max);
+        einsum's sublist form is its subscripts string; a reduction with `where=m` reduces
+        np.where(m, x, fill) (mean divides by the count of m; max/min join `initial` in with
+        np.maximum/np.minimum). Returns e itself when no spelling applies."""
         func, args, kws = e.func, list(e.args), list(e.keywords)
         method = isinstance(func, ast.Attribute) and not self.is_global_ref(func)
         if method:
-            attr, obj = func.attr, None
+            entry = facts("." + func.attr)
         else:
             found, obj = self.resolve(func) if self.is_global_ref(func) else (False, None)
-            if found and obj is numpy.einsum:
-                return self._einsum_sublists(e)
-            attr = next((a for a in ("transpose", "clip", "sum", "mean", "prod", "max", "min")
-                         if found and obj is getattr(numpy, a)), None)
-            if found and obj in (numpy.amax, numpy.amin):
-                attr = "max" if obj is numpy.amax else "min"
-        if attr is None or any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in kws):
+            entry = facts(obj) if found else None
+        how = getattr(entry, "spelling", None)
+        if how is None or any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in kws):
             return e
-        if attr == "transpose" and method and len(args) > 1:
-            return _loc(ast.Call(func, [ast.Tuple(args, ast.Load())], kws), e)
-        if attr == "clip" and any(k.arg in ("min", "max") for k in kws):
+        if how == "sublists":
+            return self._einsum_sublists(e)
+        if how == "axes":
+            return _loc(ast.Call(func, [ast.Tuple(args, ast.Load())], kws), e) if method and len(args) > 1 else e
+        if how == "min-max":
             # (ndarray.clip takes min=/max=, np.clip a_min=/a_max= (and min=/max= from NumPy 2.1))
             args = [func.value] + args if method else args
             kw = {k.arg: k.value for k in kws}
-            if len(args) > 1 or set(kw) - {"min", "max"}:
+            lo, hi = kw.pop("min", None), kw.pop("max", None)
+            if lo is None and hi is None or len(args) > 1 or kw:
                 return e
-            lo, hi = kw.get("min", ast.Constant(None)), kw.get("max", ast.Constant(None))
-            return _loc(ast.Call(self.numpy_function("clip"), args + [lo, hi], []), e)
-        if attr not in ("sum", "mean", "prod", "max", "min"):
-            return e
+            bounds = [b if b is not None else ast.Constant(None) for b in (lo, hi)]
+            return _loc(ast.Call(self.numpy_function("clip"), args + bounds, []), e)
+        kind, fill, reducer, joiner = how
         kw = {k.arg: k.value for k in kws}
-        where, initial = kw.pop("where", None), kw.pop("initial", None) if attr in ("max", "min") else None
-        if where is None and initial is None or where is not None and attr in ("max", "min") and initial is None:
+        where, initial = kw.pop("where", None), kw.pop("initial", None) if joiner else None
+        if where is None and initial is None or where is not None and joiner and initial is None:
             return e            # (numpy asks for `initial` with a `where` of max/min)
         if method:
             x, rest = func.value, args
@@ -920,22 +918,21 @@ class Normalizer:
             x, rest = kw.pop("a"), []
         else:
             return e
-        names = ("axis", "dtype", "out", "keepdims") if attr != "max" and attr != "min" else ("axis", "out", "keepdims")
-        if len(rest) > len(names):
+        names = entry.params[1:]
+        if len(rest) > len(names) or set(kw) - set(names):
             return e
         kw = dict(zip(names, rest)) | kw
-        fill = {"sum": ast.Constant(0), "mean": ast.Constant(0), "prod": ast.Constant(1)}.get(attr, initial)
         if where is not None:
-            x = ast.Call(self.numpy_function("where"), [where, x, ast_copy(fill)], [])
-        red = "sum" if attr == "mean" else attr
-        out = ast.Call(self.numpy_function(red), [x], [ast.keyword(arg=k, value=v) for k, v in kw.items()])
-        if attr == "mean":
+            x = ast.Call(self.numpy_function("where"), [where, x, ast.Constant(fill) if joiner is None
+                                                        else ast_copy(initial)], [])
+        out = ast.Call(self.numpy_function(reducer), [x], [ast.keyword(arg=k, value=v) for k, v in kw.items()])
+        if kind == "where-mean":
             count = ast.Call(self.runtime_helper("where_count"),
                              [ast_copy(where), ast_copy(x.args[1]), kw.get("axis", ast.Constant(None)),
                               kw.get("keepdims", ast.Constant(False))], [])
             out = ast.BinOp(out, ast.Div(), count)
-        elif attr in ("max", "min"):
-            out = ast.Call(self.numpy_function("maximum" if attr == "max" else "minimum"), [out, ast_copy(initial)], [])
+        elif joiner is not None:
+            out = ast.Call(self.numpy_function(joiner), [out, ast_copy(initial)], [])
         return _loc(out, e)
 
     def _einsum_sublists(self, e):

@@ -450,3 +450,17 @@ from . import linalg_rules  # noqa: F401,E402
 from . import special_rules  # noqa: F401,E402
 
 from . import stats_rules  # noqa: F401,E402
+
+# ---- other spellings of calls srcad has rules for, rewritten by the normalizer ---------------------
+# x.transpose(1, 0, 2) is x.transpose((1, 0, 2)); clip(min=, max=) is np.clip(x, min, max); einsum's
+# sublist form (literal lists) is its subscripts string; a reduction with where=m reduces
+# np.where(m, x, fill) (mean: the sum divided by the mask's count; max/min: `initial` joined in with
+# np.maximum/np.minimum, numpy asks for it with where=)
+declare(".transpose", spelling="axes")
+declare([np.clip, ".clip"], spelling="min-max")
+declare(np.einsum, spelling="sublists")
+declare([np.sum, ".sum"], spelling=("where", 0, "sum", None))
+declare([np.prod, ".prod"], spelling=("where", 1, "prod", None))
+declare([np.mean, ".mean"], spelling=("where-mean", 0, "sum", None))
+declare([np.max, np.amax, ".max"], spelling=("where-initial", None, "max", "maximum"))
+declare([np.min, np.amin, ".min"], spelling=("where-initial", None, "min", "minimum"))

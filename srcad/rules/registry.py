@@ -45,6 +45,10 @@ class Rule:
     fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
     cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
+    spelling: object = None     # another spelling of the call the normalizer rewrites to this rule's
+    #                             (frontend/normalize.py `spelling`): "axes" (x.transpose(1, 0, 2)),
+    #                             "min-max" (clip(min=, max=)), "sublists" (einsum's sublist form), or
+    #                             (how, fill, reducer, joiner) for a reduction's where=/initial=
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -132,7 +136,8 @@ def _put(key, rule):
     _FILLED[0] += 1
 
 
-_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast")
+_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast",
+          "spelling")
 
 
 def declare(keys, **facts):

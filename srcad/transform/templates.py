@@ -50,8 +50,7 @@ def _constant_slope(node):
             c = c.operand if type(c.operand.value) in (int, float) else c
             return -c.value if isinstance(c, ast.Constant) else None
         return c.value if isinstance(c, ast.Constant) and type(c.value) in (int, float) else None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "power_slope" \
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "rt" and 2 <= len(node.args) <= 3 \
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "rt.power_slope" and 2 <= len(node.args) <= 3 \
             and not node.keywords:
         y = number(node.args[1])
         s = number(node.args[2]) if len(node.args) == 3 else 1
