@@ -275,8 +275,10 @@ def _loop_item_writes(fn, env):
                 # the body as written
 
     Applied when the body writes into `row` in place (`row op= ...`, `row[...] = ...`), never
-    rebinds `row` or `Y` otherwise, and `row` is not read after the loop."""
+    rebinds `row` or `Y` otherwise, and `row` is not read after the loop; Y is no parameter (a
+    write into the caller's array is the alias pass's to check, when the code runs)."""
     from ..runtime import lists as rt_lists
+    params = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
     names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(fn)
                                                                            if isinstance(a, ast.arg)}
 
@@ -295,6 +297,8 @@ def _loop_item_writes(fn, env):
                         and not st.orelse):
                     continue
                 row, seq = st.target.id, st.iter.id
+                if seq in params:       # the caller's array: left to the alias pass (checked when it runs)
+                    continue
                 body_nodes = [n for b in st.body for n in ast.walk(b)]
                 writes = any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == row
                              or isinstance(n, (ast.Assign, ast.AugAssign)) and any(
