@@ -341,3 +341,8 @@ def list_rows_written_by_index(x):
     for r in ys:  # here
         r[0] = 1.0
     return np.sum(ys[0] * ys[1])
+
+
+def einsum_sublist_of_names(x):
+    i = 0
+    return np.sum(np.einsum(x, [i, 1], x, [1, 2], [i, 2]))  # here

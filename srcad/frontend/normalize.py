@@ -958,6 +958,9 @@ class Normalizer:
         ins = [letters(pairs[j + 1]) for j in range(0, len(pairs), 2)]
         out = letters(rest[0]) if rest else ""
         if any(i is None for i in ins) or out is None:
+            if any(isinstance(a, (ast.List, ast.Tuple)) for a in args[1:]):
+                self.fail(e, "np.einsum's sublist form with items other than literal integers and `...`",
+                          "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)")
             return e
         spec = ",".join(ins) + ("->" + out if rest else "")
         return _loc(ast.Call(e.func, [ast.Constant(spec)] + pairs[0::2], []), e)
