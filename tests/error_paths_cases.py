@@ -346,3 +346,11 @@ def list_rows_written_by_index(x):
 def einsum_sublist_of_names(x):
     i = 0
     return np.sum(np.einsum(x, [i, 1], x, [1, 2], [i, 2]))  # here
+
+
+def _picks(k):
+    return np.sin if k else np.cos
+
+
+def call_of_a_returned_function(x):
+    return np.sum(_picks(1)(x))  # here

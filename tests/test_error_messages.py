@@ -496,6 +496,7 @@ CASES = [
          marker="srcad.grad(c.coo_sum)(_unsorted_coo(), X)"),
     user(c.einsum_sublist_of_names, "np.einsum's sublist form with items other than literal integers",
          "np.einsum('ij,jk->ik', a, b)", np.ones((2, 2))),
+    user(c.call_of_a_returned_function, "calling the result of the call `_picks(1)`", "`return h`"),
     user(c.list_rows_written_by_index, "`t[j] = v` on the item `t` of a loop over a list of arrays", "np.stack"),
     user(c.cov_weighted, "np.cov with fweights or aweights", "np.average"),
     user(c.percentile_nearest, "method='nearest'", "method='linear'"),

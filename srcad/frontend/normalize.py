@@ -401,6 +401,11 @@ class Normalizer:
             return self.call(item, hint)
         elif isinstance(e.func, ast.Call) and (applied := self._applied_factory(e)) is not None:
             return self.call(applied, hint)
+        elif isinstance(e.func, ast.Call):
+            self.fail(e, f"calling the result of the call `{self.parsed.text(e.func)}`, a function srcad cannot "
+                         f"see when it generates the code",
+                      "make the called function a module-level one that defines the function it returns "
+                      "(`def h(t): ...` then `return h`), or call the function by its module-level name")
         else:
             self.fail(e, "a call of a local value (calling a function stored in a variable)",
                       "call the function by its module-level name")
