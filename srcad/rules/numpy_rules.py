@@ -10,6 +10,7 @@ import builtins
 import math
 
 import numpy as np
+import scipy.integrate
 import scipy.signal
 import scipy.special
 
@@ -366,6 +367,18 @@ defrule(rt.shapes.convolve_vjp_v, "g, a, v, mode='full', kind='np'", None,
 defrule(rt.shapes.convolve_jvp, "a, v, mode='full', kind='np'", None,
         ("rt.shapes.convolve_jvp(a_dot, v, mode, kind)", "rt.shapes.convolve_jvp(a, v_dot, mode, kind)"),
         jvp_join=True, discrete="mode kind")
+# np.add.at(y, idx, v) / np.subtract.at, written y[...] = rt.shapes.add_at_value(y, idx, v, op) by frontend/inplace.py
+defrule(rt.shapes.add_at_value, "y, idx, v, op='add'", ("g", None, "rt.shapes.add_at_vjp_v(g, idx, v, op)"),
+        ("y_dot", None, "rt.shapes.add_at_jvp_v(v_dot, ans, idx, op)"), jvp_join=True, discrete="idx op")
+defrule(rt.shapes.add_at_vjp_v, "g, idx, v, op='add'", None, ("rt.shapes.add_at_vjp_v(g_dot, idx, v, op)", None, "0"),
+        discrete="idx op")
+defrule(rt.shapes.add_at_jvp_v, "d, like, idx, op='add'", None, ("rt.shapes.add_at_jvp_v(d_dot, like, idx, op)", "0"),
+        discrete="idx op")
+# ODE solvers have no rule: the error says what to write instead
+declare([scipy.integrate.odeint, scipy.integrate.solve_ivp],
+        refusal="write the integrator's loop in NumPy (say fixed-step Runge-Kutta over the time grid), which "
+                "srcad differentiates, or put the solve in a function of your own and give it a rule with "
+                "srcad.custom_vjp (the adjoint ODE): SciPy's ODE solvers have no rule in srcad")
 defrule(rt.shapes.select_vjp, "g, condlist, choicelist", None, ("rt.shapes.select_vjp(g_dot, condlist, choicelist)", "0", "0"))
 defrule(rt.shapes.select_default_vjp, "g, condlist, default", None,
         ("rt.shapes.select_default_vjp(g_dot, condlist, default)", "0", "0"))

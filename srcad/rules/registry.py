@@ -45,6 +45,7 @@ class Rule:
     fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
     cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
+    refusal: str = None         # a function with no rule: what to write instead (the MissingRuleError's fix)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -132,7 +133,8 @@ def _put(key, rule):
     _FILLED[0] += 1
 
 
-_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast")
+_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast",
+          "refusal")
 
 
 def declare(keys, **facts):

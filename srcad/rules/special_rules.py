@@ -152,9 +152,15 @@ rule(st.gamma.pdf, _G, (f"g * ans * {_G_DX}", f"g * ans * (np.log({Z}) - S.digam
 _G_PDF = "rt.special.gamma_dist.pdf(x, a, loc, scale)"
 rule(st.gamma.cdf, _G, (f"g * {_G_PDF}", None, f"-g * {_G_PDF}", f"-g * {_G_PDF} * {Z}"), broadcast=True)
 # dirichlet: x one point of the simplex (a vector; a batch of points has no rule), alpha its concentrations
-_DX = "rt.special.dirichlet_point(x)"
-rule(st.dirichlet.logpdf, "x, alpha", (f"g * (alpha - 1.0) / {_DX}",
-                                       f"g * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log({_DX}))"))
-rule(st.dirichlet.pdf, "x, alpha", (f"g * ans * (alpha - 1.0) / {_DX}",
-                                    f"g * ans * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log({_DX}))"))
-defrule(special.dirichlet_point, "x", "g", "x_dot")
+_GD = "rt.special.dirichlet_point(x, g)"     # g, once x is checked to be one point
+rule(st.dirichlet.logpdf, "x, alpha", (f"{_GD} * (alpha - 1.0) / x",
+                                       f"{_GD} * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))"),
+     (f"rt.special.dirichlet_point(x, np.sum(x_dot * (alpha - 1.0) / x))",
+      f"rt.special.dirichlet_point(x, np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))))"))
+rule(st.dirichlet.pdf, "x, alpha", (f"{_GD} * ans * (alpha - 1.0) / x",
+                                    f"{_GD} * ans * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))"),
+     (f"rt.special.dirichlet_point(x, ans * np.sum(x_dot * (alpha - 1.0) / x))",
+      f"rt.special.dirichlet_point(x, ans * np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) "
+      f"+ np.log(x))))"))
+defrule(special.dirichlet_point, "x, v", ("0", "rt.special.dirichlet_point(x, g)"),
+        ("0", "rt.special.dirichlet_point(x, v_dot)"))

@@ -32,6 +32,6 @@ def real_only(v, x, name="np.real"):
     """v, after checking that x (the argument of np.real/np.imag/np.conj/np.angle/np.real_if_close)
     is real: srcad differentiates real arrays only, where these are the identity or constant."""
     if np.iscomplexobj(x):
-        raise MissingRuleError(f"{name} of a complex array", fix="srcad differentiates real arrays: write the "
-                               "real and imaginary parts as two real arrays")
+        raise MissingRuleError(f"{name} of a complex array", fix="write the real and imaginary parts as two real "
+                               "arrays (srcad differentiates real arrays)")
     return v

@@ -535,13 +535,6 @@ def _full_cotangent(g, a, v, kind):
     return out
 
 
-def _check_conv(a, v, kind):
-    if kind == "np" and (np.ndim(a) != 1 or np.ndim(v) != 1):
-        raise _missing("np.convolve of operands that are not 1-D")
-    if np.ndim(a) != np.ndim(v):
-        raise _missing("scipy.signal.convolve of operands of different dimensions")
-
-
 def _flipped(v):
     return np.flip(np.asarray(v))
 
@@ -551,7 +544,6 @@ def convolve_vjp_a(g, a, v, mode="full", kind="np"):
     full-shaped cotangent convolved with v flipped, its 'valid' part."""
     if _is_zero(g) or _is_zero(v):
         return 0.0
-    _check_conv(a, v, kind)
     gf = _full_cotangent(g, a, v, kind)
     if kind == "np":
         return np.convolve(gf, _flipped(v), "valid")
@@ -562,7 +554,6 @@ def convolve_vjp_v(g, a, v, mode="full", kind="np"):
     """Cotangent of v in convolve(a, v, mode) (linear in g and in a; v lends its shape)."""
     if _is_zero(g) or _is_zero(a):
         return 0.0
-    _check_conv(a, v, kind)
     gf = _full_cotangent(g, a, v, kind)
     if kind == "np":
         return np.convolve(gf, _flipped(a), "valid")
@@ -573,7 +564,29 @@ def convolve_jvp(a, v, mode="full", kind="np"):
     """convolve(a, v, mode) with either operand a tangent (zero stays zero)."""
     if _is_zero(a) or _is_zero(v):
         return 0.0
-    _check_conv(a, v, kind)
     if kind == "np":
         return np.convolve(a, v, mode)
     return scipy.signal.convolve(a, v, mode)
+
+
+# ---- np.add.at / np.subtract.at: written as y[...] = add_at_value(y, idx, v) (frontend/inplace.py) ----------
+def add_at_value(y, idx, v, op="add"):
+    """A copy of y with v added (op='subtract': subtracted) at idx, repeated indices accumulated."""
+    out = np.array(y, copy=True)
+    (np.subtract if op == "subtract" else np.add).at(out, idx, v)
+    return out
+
+
+def add_at_vjp_v(g, idx, v, op="add"):
+    """Cotangent of v in add_at_value(y, idx, v, op): g read at idx (each repeat its own), to v's shape."""
+    if _is_zero(g):
+        return g
+    part = unbroadcast(np.asarray(g)[idx], v)
+    return -part if op == "subtract" else part
+
+
+def add_at_jvp_v(d, like, idx, op="add"):
+    """The tangent of add_at_value from the tangent d of v: zeros shaped like the result, d added at idx."""
+    if _is_zero(d):
+        return d
+    return add_at_value(np.zeros(np.shape(like), dtype=np.result_type(d, float)), idx, d, op)

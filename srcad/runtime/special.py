@@ -25,10 +25,10 @@ def betainc_dx(a, b, x):
     return np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - betaln(a, b))
 
 
-def dirichlet_point(x):
-    """x, after checking it is one point (a vector): the rules of scipy.stats.dirichlet differentiate
+def dirichlet_point(x, v):
+    """v, after checking it is one point (a vector): the rules of scipy.stats.dirichlet differentiate
     the density at one point; a batch of points (a 2-D x) has no rule."""
     if np.ndim(x) != 1:
         raise MissingRuleError("scipy.stats.dirichlet of a batch of points (a 2-D x)",
                                fix="call it once per point (a loop over the columns) and add the results")
-    return x
+    return v
