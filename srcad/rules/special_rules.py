@@ -155,12 +155,12 @@ rule(st.gamma.cdf, _G, (f"g * {_G_PDF}", None, f"-g * {_G_PDF}", f"-g * {_G_PDF}
 _GD = "rt.special.dirichlet_point(x, g)"     # g, once x is checked to be one point
 rule(st.dirichlet.logpdf, "x, alpha", (f"{_GD} * (alpha - 1.0) / x",
                                        f"{_GD} * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))"),
-     (f"rt.special.dirichlet_point(x, np.sum(x_dot * (alpha - 1.0) / x))",
-      f"rt.special.dirichlet_point(x, np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))))"))
+     ("rt.special.dirichlet_point(x, np.sum(x_dot * (alpha - 1.0) / x))",
+      "rt.special.dirichlet_point(x, np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))))"))
 rule(st.dirichlet.pdf, "x, alpha", (f"{_GD} * ans * (alpha - 1.0) / x",
                                     f"{_GD} * ans * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))"),
-     (f"rt.special.dirichlet_point(x, ans * np.sum(x_dot * (alpha - 1.0) / x))",
-      f"rt.special.dirichlet_point(x, ans * np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) "
-      f"+ np.log(x))))"))
+     ("rt.special.dirichlet_point(x, ans * np.sum(x_dot * (alpha - 1.0) / x))",
+      "rt.special.dirichlet_point(x, ans * np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) "
+      "+ np.log(x))))"))
 defrule(special.dirichlet_point, "x, v", ("0", "rt.special.dirichlet_point(x, g)"),
         ("0", "rt.special.dirichlet_point(x, v_dot)"))
