@@ -185,3 +185,10 @@ defrule(rt.linalg.solve_banded, "l_and_u, ab, b, overwrite_ab=False, overwrite_b
 defrule(rt.linalg.band_full, "l_and_u, ab", None, (None, "rt.linalg.band_full(l_and_u, ab_dot)"), discrete="l_and_u")
 defrule(rt.linalg.band_part, "l_and_u, m", None, (None, "rt.linalg.band_part(l_and_u, m_dot)"), discrete="l_and_u")
 defnondiff([rt.linalg.band_flip])
+
+# ---- scipy.linalg.sqrtm: X X = A, so X dX + dX X = dA (a Sylvester equation); A_bar = sylv(X^T, X^T, G) --------
+defrule(scipy.linalg.sqrtm, "a, disp=True, blocksize=64",
+        _c("rt.linalg.solve_sylvester(L.T(rt.linalg.sqrtm_real(ans)), L.T(rt.linalg.sqrtm_real(ans)), g)"),
+        "rt.linalg.solve_sylvester(rt.linalg.sqrtm_real(ans), rt.linalg.sqrtm_real(ans), a_dot)",
+        discrete="disp blocksize")
+defrule(rt.linalg.sqrtm_real, "x", "g", "x_dot")

@@ -100,7 +100,7 @@ defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
          np.atleast_1d, np.atleast_2d, np.atleast_3d],
         "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)", discrete="shape")
-defrule(".astype", "x, dtype, *args, **kwargs", "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)",
+defrule([".astype", np.astype], "x, dtype, *args, **kwargs", "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)",
         discrete="dtype", cast="dtype")
 defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
 defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",

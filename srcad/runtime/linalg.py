@@ -721,3 +721,12 @@ def band_part(l_and_u, m):
 def band_flip(l_and_u):
     """(u, l): the band of the transposed matrix."""
     return (l_and_u[1], l_and_u[0])
+
+
+def sqrtm_real(x):
+    """x, the result of scipy.linalg.sqrtm, after checking it is real (a complex square root has no rule)."""
+    if np.iscomplexobj(x):
+        raise MissingRuleError("scipy.linalg.sqrtm of a matrix whose square root is complex",
+                               fix="differentiate the square root of a symmetric positive definite matrix, or "
+                                   "use its Cholesky factor (np.linalg.cholesky) instead")
+    return x
