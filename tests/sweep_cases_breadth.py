@@ -20,7 +20,8 @@ def np_real_parts(x, w):
 
 
 def np_real_attrs(x, w):
-    return np.sum((x.real * 2.0 + x.imag + x.conj() * x + np.real_if_close(x) ** 3) * w)
+    return np.sum((x.real * 2.0 + x.imag + x.conj() * x + np.real_if_close(x) ** 3 + x.conjugate()
+                   + np.astype(x, np.float64) ** 2) * w)
 
 
 def np_fftshift(x, w):
