@@ -190,6 +190,16 @@ def st_dirichlet(x, alpha, w):
     return (st.dirichlet.logpdf(p, alpha) + st.dirichlet.pdf(p, alpha)) * w[0]
 
 
+def st_multivariate_normal(x, mean, c, w):
+    cov = c @ c.T + 2.0 * np.eye(3)
+    return np.sum((st.multivariate_normal.logpdf(x, mean, cov) * 2.0 + st.multivariate_normal.pdf(x, mean, cov)) * w)
+
+
+def st_multivariate_normal_one(x, c, w):
+    cov = c @ c.T + np.eye(3)
+    return (st.multivariate_normal.logpdf(x, np.zeros(3), cov) + st.multivariate_normal.entropy(None, cov)) * w[0]
+
+
 # ---- linear algebra --------------------------------------------------------------------------------------------
 _EIG_SHIFT = np.diag([0.0, 2.0, 4.5])
 
@@ -264,6 +274,8 @@ CASES = [
     Case("gamma_pdf", st_gamma_pdf, (A((3,), "pos"), A((3,), "pos"), F("small"), F("pos"), W), wrt=(0, 1, 2, 3)),
     Case("gamma_cdf", st_gamma_cdf, (A((3,), "pos"), F("small"), F("pos"), W), wrt=(0, 1, 2)),
     Case("dirichlet", st_dirichlet, (A((3,), "pos"), A((3,), "pos"), A((1,))), wrt=(0, 1)),
+    Case("multivariate_normal", st_multivariate_normal, (A((2, 3)), A((3,)), A((3, 3)), W), wrt=(0, 1, 2)),
+    Case("multivariate_normal_one", st_multivariate_normal_one, (A((3,)), A((3, 3)), A((1,))), wrt=(0, 1)),
     Case("eig_values", la_eig_values, (A((3, 3)), W)),
     Case("eig_vectors", la_eig_vectors, (A((3, 3)), W)),
     Case("solve_sylvester", la_sylvester, (A((3, 3)), A((2, 2)), A((3, 2)), W), wrt=(0, 1, 2)),

@@ -403,6 +403,12 @@ def st_dirichlet(x, alpha, w):
     return (st.dirichlet.logpdf(p, alpha) + st.dirichlet.pdf(p, alpha)) * w[0]
 
 
+def st_mvn(x, mean, c, w):
+    cov = c @ c.T + np.eye(3)
+    return (np.sum((st.multivariate_normal.logpdf(x, mean, cov) + st.multivariate_normal.pdf(x, mean, cov)) * w)
+            + st.multivariate_normal.entropy(mean, cov))
+
+
 CASES = [
     Case("trig", ew_trig, (A((2, 3), "unit"), W)),
     Case("inverse_trig", ew_inverse_trig, (A((2, 3), "unit"), W)),
@@ -465,6 +471,7 @@ CASES = [
     Case("stats_beta", st_beta, (A((3,), "pos"), A((3,), "pos"), F("pos"), W), wrt=(0, 1, 2)),
     Case("stats_gamma", st_gamma, (A((3,), "pos"), A((3,), "pos"), W), wrt=(0, 1)),
     Case("stats_poisson", st_poisson, (A((3,), "pos"), W)),
+    Case("stats_mvn", st_mvn, (A((2, 3)), A((3,)), A((3, 3)), W), wrt=(0, 1, 2)),
     Case("stats_dirichlet", st_dirichlet, (A((3,), "pos"), A((3,), "pos"), A((1,))), wrt=(0, 1)),
 ]
 
@@ -485,30 +492,13 @@ def refused_odeint(x):
     return np.sum(scipy.integrate.odeint(_rhs, x, np.array([0.0, 1.0])))
 
 
-def refused_mvn(x):
-    return st.multivariate_normal.logpdf(x, np.zeros(2), np.eye(2))
-
-
-def refused_mvn_pdf(x):
-    return st.multivariate_normal.pdf(x, np.zeros(2), np.eye(2))
-
-
-def refused_mvn_entropy(x):
-    return st.multivariate_normal.entropy(np.zeros(2), np.outer(x, x) + np.eye(2))
-
-
 _FFT = ("complex results: srcad differentiates real arrays (a real function of an FFT is complex in between)",
         refused_fft, srcad.MissingRuleError, "np.fft")
-_MVN = ("no rule yet: write the log density with np.linalg.slogdet and np.linalg.solve, which have rules",
-        refused_mvn, srcad.MissingRuleError, "multivariate_normal")
 REFUSED = {
     **{f"np.fft.{n}": _FFT for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
                                       "irfft2", "rfftn", "irfftn")},
     "scipy.integrate.odeint": ("an ODE solver: the error says to write the integrator loop in NumPy or use "
                                "srcad.custom_vjp", refused_odeint, srcad.MissingRuleError, "integrator's loop"),
-    "st.multivariate_normal.logpdf": _MVN,
-    "st.multivariate_normal.pdf": (_MVN[0], refused_mvn_pdf, srcad.MissingRuleError, "multivariate_normal"),
-    "st.multivariate_normal.entropy": (_MVN[0], refused_mvn_entropy, srcad.MissingRuleError, "multivariate_normal"),
 }
 
 
