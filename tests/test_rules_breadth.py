@@ -60,9 +60,11 @@ def test_parameter_without_rule_is_a_named_error(f, construct):
 
 
 def test_integer_order_is_discrete():
-    """yn's order is an integer: a value from the differentiated input there is refused by name."""
-    with pytest.raises(srcad.MissingRuleError):
-        srcad.grad(yn_in_order)(np.array([2.0, 3.0]))
+    """yn truncates its order to an integer: piecewise constant in it, so its derivative there is 0
+    (as one-sided differences inside a step show)."""
+    n = np.array([2.25, 3.5])
+    assert np.all(srcad.grad(yn_in_order)(n) == 0.0)
+    assert yn_in_order(n + 1e-3) == yn_in_order(n) == yn_in_order(n - 1e-3)
 
 
 # ---- np.add.at: message passing in a graph network -------------------------------------------------------------

@@ -124,6 +124,5 @@ defrule(sst.multivariate_normal.entropy, "mean=None, cov=1", ("0", f"0.5 * g * r
 defrule(stats.mvn_weights, "g, x", None, ("rt.stats.mvn_weights(g_dot, x)", "0"))
 defrule(stats.mvn_outer, "g, d", None, ("rt.stats.mvn_outer(g_dot, d)", "rt.stats.mvn_outer2(g, d, d_dot)"),
         jvp_join=True)
-defrule(stats.mvn_outer2, "g, d, e", None,
-        ("rt.stats.mvn_outer2(g_dot, d, e)", "rt.stats.mvn_outer2(g, d_dot, e)", "rt.stats.mvn_outer2(g, d, e_dot)"),
-        jvp_join=True)
+# (mvn_outer2, the tangent of mvn_outer in d, has no rule: a third derivative is a MissingRuleError, as for
+# the other helpers' tangent helpers)
