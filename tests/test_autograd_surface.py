@@ -537,6 +537,7 @@ def test_surface_is_read_from_autograd():
     assert len(surface) > 150
 
 
+@pytest.mark.slow
 def test_every_autograd_rule_is_covered():
     """Every function autograd differentiates has a srcad rule that a case here reaches, or is listed
     as refused (with a case asserting the named error) or as one of autograd's internal primitives."""

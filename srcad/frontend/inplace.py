@@ -1,9 +1,9 @@
 """inplace: in-place results written as what they are, subscript writes.
 
 `np.f(..., out=y)` becomes `y[...] = np.f(...)` (and `r = np.f(..., out=y)` also `r = y`),
-`np.copyto(y, v)` becomes `y[...] = v`, `y.fill(v)` becomes `y[...] = v` and `np.add.at(y, idx, v)`
-(or np.subtract.at) becomes `y[...] = rt.shapes.add_at_value(y, idx, v, 'add')`, which accumulates
-repeated indices; a target that is a
+`np.copyto(y, v)` becomes `y[...] = v`, `y.fill(v)` becomes `y[...] = v` and a call the registry says
+is `written_as` a helper, `np.add.at(y, idx, v)`, becomes `y[...] = rt.add_at_value(y, idx, v, 'add')`
+(repeated indices accumulate); a target that is a
 slice of a name (`out=y[:2]`) is written as `y[:2] = ...`. The alias analysis (aliases.py) then
 treats them like any other subscript write, and the later passes differentiate them as such.
 """
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UnsupportedSyntaxError
+from ..rules.registry import facts
 
 if TYPE_CHECKING:
     from .parse import Parsed
@@ -92,12 +93,12 @@ class _Desugar:
                 self.fail(call, f"`np.copyto` with `where=` (`{_text(call)}`)",
                           "write `y[...] = np.where(mask, v, y)`")
             return [_loc(ast.Assign([self.target_of(call, call.args[0], "`np.copyto`")], call.args[1]), st)]
-        ufunc = _AT_UFUNCS.get(_at_of(obj)) if found else None
-        if ufunc and len(call.args) == 3 and not call.keywords:
-            # np.add.at(y, idx, v): y[...] = y with v added at idx, repeated indices accumulated
-            helper = self.runtime_helper("add_at_value")
-            value = ast.Call(helper, [ast.Name(_text(call.args[0]), ast.Load()) if isinstance(call.args[0], ast.Name)
-                                      else call.args[0], call.args[1], call.args[2], ast.Constant(ufunc)], [])
+        written = getattr(facts(obj), "written_as", None) if found else None
+        if written and len(call.args) == 3 and not call.keywords:
+            # np.add.at(y, idx, v): y[...] = rt.add_at_value(y, idx, v, 'add'), repeated indices accumulated
+            helper, option = written
+            value = ast.Call(self.runtime_helper(helper), [call.args[0], call.args[1], call.args[2],
+                                                           ast.Constant(option)], [])
             return [_loc(ast.Assign([self.target_of(call, call.args[0], f"`{_text(call.func)}`")], value), st)]
         f = call.func
         if isinstance(f, ast.Attribute) and f.attr == "fill" and len(call.args) == 1 and not call.keywords \
@@ -106,13 +107,12 @@ class _Desugar:
         return [st]
 
     def runtime_helper(self, attr):
-        """`rt.shapes.<attr>` as user-level code names it (a name of its own where `rt` means something else)."""
+        """`rt.<attr>` as user-level code names it (a name of its own where `rt` means something else)."""
         from .. import runtime
-        helper = getattr(runtime.shapes, attr)
         if "rt" not in self.locals and self.parsed.env.setdefault("rt", runtime) is runtime:
-            return ast.Attribute(ast.Attribute(ast.Name("rt", ast.Load()), "shapes", ast.Load()), attr, ast.Load())
+            return ast.Attribute(ast.Name("rt", ast.Load()), attr, ast.Load())
         own = f"_srcad_{attr}"
-        self.parsed.env[own] = helper
+        self.parsed.env[own] = getattr(runtime, attr)
         return ast.Name(own, ast.Load())
 
     def block(self, stmts):
@@ -124,17 +124,6 @@ class _Desugar:
                 st.orelse = self.block(st.orelse)
             out += self.stmt(st)
         return out
-
-
-_AT_UFUNCS = {"add": "add", "subtract": "subtract"}    # ufunc.at forms written as rt.shapes.add_at_value
-
-
-def _at_of(obj):
-    """'add' for np.add.at (the `at` method of a ufunc), else None."""
-    owner = getattr(obj, "__self__", None)
-    if isinstance(owner, np.ufunc) and getattr(obj, "__name__", "") == "at":
-        return owner.__name__
-    return None
 
 
 def desugar_inplace(parsed: "Parsed", fn: ast.FunctionDef) -> None:

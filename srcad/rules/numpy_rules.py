@@ -367,13 +367,15 @@ defrule(rt.shapes.convolve_vjp_v, "g, a, v, mode='full', kind='np'", None,
 defrule(rt.shapes.convolve_jvp, "a, v, mode='full', kind='np'", None,
         ("rt.shapes.convolve_jvp(a_dot, v, mode, kind)", "rt.shapes.convolve_jvp(a, v_dot, mode, kind)"),
         jvp_join=True, discrete="mode kind")
-# np.add.at(y, idx, v) / np.subtract.at, written y[...] = rt.shapes.add_at_value(y, idx, v, op) by frontend/inplace.py
-defrule(rt.shapes.add_at_value, "y, idx, v, op='add'", ("g", None, "rt.shapes.add_at_vjp_v(g, idx, v, op)"),
-        ("y_dot", None, "rt.shapes.add_at_jvp_v(v_dot, ans, idx, op)"), jvp_join=True, discrete="idx op")
-defrule(rt.shapes.add_at_vjp_v, "g, idx, v, op='add'", None, ("rt.shapes.add_at_vjp_v(g_dot, idx, v, op)", None, "0"),
+# np.add.at(y, idx, v) / np.subtract.at, written y[...] = rt.add_at_value(y, idx, v, op) by frontend/inplace.py
+defrule(rt.add_at_value, "y, idx, v, op='add'", ("g", None, "rt.add_at_vjp_v(g, idx, v, op)"),
+        ("y_dot", None, "rt.add_at_jvp_v(v_dot, ans, idx, op)"), jvp_join=True, discrete="idx op")
+defrule(rt.add_at_vjp_v, "g, idx, v, op='add'", None, ("rt.add_at_vjp_v(g_dot, idx, v, op)", None, "0"),
         discrete="idx op")
-defrule(rt.shapes.add_at_jvp_v, "d, like, idx, op='add'", None, ("rt.shapes.add_at_jvp_v(d_dot, like, idx, op)", "0"),
+defrule(rt.add_at_jvp_v, "d, like, idx, op='add'", None, ("rt.add_at_jvp_v(d_dot, like, idx, op)", "0"),
         discrete="idx op")
+declare(np.add.at, written_as=("add_at_value", "add"))
+declare(np.subtract.at, written_as=("add_at_value", "subtract"))
 # ODE solvers have no rule: the error says what to write instead
 declare([scipy.integrate.odeint, scipy.integrate.solve_ivp],
         refusal="write the integrator's loop in NumPy (say fixed-step Runge-Kutta over the time grid), which "

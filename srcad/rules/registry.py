@@ -46,6 +46,8 @@ class Rule:
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
     cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
     refusal: str = None         # a function with no rule: what to write instead (the MissingRuleError's fix)
+    written_as: tuple = None    # an in-place call f(y, a, b) rewritten y[...] = rt.<helper>(y, a, b, option):
+    #                             (helper, option) (frontend/inplace.py)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -134,7 +136,7 @@ def _put(key, rule):
 
 
 _FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast",
-          "refusal")
+          "refusal", "written_as")
 
 
 def declare(keys, **facts):
