@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.stats
 import scipy.sparse as sp
 
 import srcad
@@ -332,8 +333,21 @@ def linspace_step(x):
     return np.sum(np.linspace(x[0], x[1], 5, retstep=True)[1] * x)  # here
 
 
-def kron_dims(x):
-    return np.sum(np.kron(x[:2], np.ones((2, 2))) * x[0])  # here
+def eig_complex(x):
+    return np.sum(np.linalg.eig(np.array([[x[0], -1.0], [1.0, x[1]]]))[0])  # here
+
+
+def eig_repeated(x):
+    return np.sum(np.linalg.eig(np.eye(2) * x[0])[1])  # here
+
+
+def real_of_complex(x):
+    return np.sum(np.real(x * 1j))  # here
+
+
+def dirichlet_batch(x):
+    p = np.stack([x[:3] / np.sum(x[:3]), x[1:] / np.sum(x[1:])], axis=1)
+    return np.sum(scipy.stats.dirichlet.logpdf(p, np.ones(3) * 2.0))  # here
 
 
 def sparse_sum_axis(A, x):
@@ -513,7 +527,13 @@ CASES = [
     Case("pad_mode", grad_of(pad_reflect, X), "mode='reflect'", "srcad.custom_vjp", THIS_FILE, func=pad_reflect),
     Case("linspace_retstep", grad_of(linspace_step, X), "retstep=True", "(stop - start)", THIS_FILE,
          func=linspace_step),
-    Case("kron_dims", grad_of(kron_dims, X), "different dimensions", "srcad.custom_vjp", THIS_FILE, func=kron_dims),
+    Case("eig_complex", grad_of(eig_complex, X), "complex eigenvalues", "np.linalg.eigh", THIS_FILE, func=eig_complex),
+    Case("eig_repeated", grad_of(eig_repeated, X), "repeated eigenvalues", "np.linalg.eigvalsh", THIS_FILE,
+         func=eig_repeated),
+    Case("real_of_complex", grad_of(real_of_complex, X), "np.real of a complex array", "two real arrays", THIS_FILE,
+         func=real_of_complex),
+    Case("dirichlet_batch", grad_of(dirichlet_batch, X), "a batch of points", "once per point", THIS_FILE,
+         func=dirichlet_batch),
     Case("sparse_axis", lambda: srcad.grad(sparse_sum_axis, wrt=1)(sp.csr_array(A), X[:3]), "axis=2",
          "axis=None", THIS_FILE, func=sparse_sum_axis),
     Case("sparse_format", lambda: srcad.grad(sparse_times)(sp.lil_array(A), X[:3]), "lil", "tocsr",

@@ -170,7 +170,7 @@ def unknown_method(x):
 
 
 def unknown_attribute(x):
-    return np.sum(x.imag + x)
+    return np.sum(x.mT + x)
 
 
 def unregistered_c_function(x):
@@ -190,7 +190,7 @@ def no_rule_numpy(x):
     return np.sum(np.ediff1d(x ** 2))
 
 
-DENIED = [(unknown_method, "x.foo"), (unknown_attribute, "x.imag"), (unregistered_c_function, "np.frexp"),
+DENIED = [(unknown_method, "x.foo"), (unknown_attribute, "x.mT"), (unregistered_c_function, "np.frexp"),
           (unregistered_builtin, "divmod"), (unregistered_operator, "x.view"), (no_rule_numpy, "np.ediff1d")]
 
 

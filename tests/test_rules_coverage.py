@@ -20,6 +20,7 @@ import zlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import scipy.special
 
 import srcad
 from srcad import runtime as rt
@@ -114,6 +115,8 @@ PROBES = {
     rt.shapes.inner_axes: (rt.shapes.inner_axes, [P((2, 3)), P((3,))]),
     rt.linalg.flip_trans: (rt.linalg.flip_trans, ["T", True]),
     rt.linalg.chol_uplo: (rt.linalg.chol_uplo, [True]),
+    rt.linalg.band_flip: (rt.linalg.band_flip, [(1, 2)]),
+    scipy.special.gammasgn: (scipy.special.gammasgn, [P()]),
     rt.stats.zero_of: (rt.stats.zero_of, [P((2, 3))]),
     sparse_ops.row_groups: (lambda a: _groups(sparse_ops.row_groups(a)), [P("sparse")]),
     sparse_ops.col_groups: (lambda a: _groups(sparse_ops.col_groups(a)), [P("sparse")]),

@@ -10,7 +10,7 @@ import types
 from dataclasses import dataclass, field
 
 from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
-from ..rules.registry import lookup
+from ..rules.registry import facts, lookup
 from ..syntax import index_expr
 from .callables import transformable
 from .methods import is_user_method, method_call, method_of_object
@@ -32,6 +32,7 @@ class Op:
     operands: list = field(default_factory=list)  # [(param, name)] arguments that may carry derivatives
     callee: object = None                         # a user function, transformed too
     missing: str = None                           # a called function that has no rule
+    missing_fix: str = None                       # what to write instead (the registry's `refusal` fact)
     unsupported: tuple = None                     # (construct, hint): refused if it carries a derivative
     receiver: object = None                       # what a method callee takes first (an atom)
 
@@ -180,7 +181,7 @@ class Analysis:
                 op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
                 return
             else:
-                op.missing = fname
+                op.missing, op.missing_fix = fname, getattr(facts(obj), "refusal", None)
                 op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
                 return
         elif method_call(self, op, call):      # self.helper(x), self.enc.forward(x), super().m(x)
@@ -377,7 +378,7 @@ class Analysis:
             return False
         if op.missing:
             fn, line, col = self.parsed.where(op.node)
-            raise MissingRuleError(op.missing, fn, line, col)
+            raise MissingRuleError(op.missing, fn, line, col, fix=op.missing_fix)
         if op.unsupported:
             raise UnsupportedSyntaxError(op.unsupported[0], *self.parsed.where(op.node), hint=op.unsupported[1])
         return op.rule is None or not op.rule.nondiff

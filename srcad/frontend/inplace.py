@@ -1,7 +1,9 @@
 """inplace: in-place results written as what they are, subscript writes.
 
 `np.f(..., out=y)` becomes `y[...] = np.f(...)` (and `r = np.f(..., out=y)` also `r = y`),
-`np.copyto(y, v)` becomes `y[...] = v` and `y.fill(v)` becomes `y[...] = v`; a target that is a
+`np.copyto(y, v)` becomes `y[...] = v`, `y.fill(v)` becomes `y[...] = v` and a call the registry says
+is `written_as` a helper, `np.add.at(y, idx, v)`, becomes `y[...] = rt.add_at_value(y, idx, v, 'add')`
+(repeated indices accumulate); a target that is a
 slice of a name (`out=y[:2]`) is written as `y[:2] = ...`. The alias analysis (aliases.py) then
 treats them like any other subscript write, and the later passes differentiate them as such.
 """
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import UnsupportedSyntaxError
+from ..rules.registry import facts
 
 if TYPE_CHECKING:
     from .parse import Parsed
@@ -90,11 +93,27 @@ class _Desugar:
                 self.fail(call, f"`np.copyto` with `where=` (`{_text(call)}`)",
                           "write `y[...] = np.where(mask, v, y)`")
             return [_loc(ast.Assign([self.target_of(call, call.args[0], "`np.copyto`")], call.args[1]), st)]
+        written = getattr(facts(obj), "written_as", None) if found else None
+        if written and len(call.args) == 3 and not call.keywords:
+            # np.add.at(y, idx, v): y[...] = rt.add_at_value(y, idx, v, 'add'), repeated indices accumulated
+            helper, option = written
+            value = ast.Call(self.runtime_helper(helper), [call.args[0], call.args[1], call.args[2],
+                                                           ast.Constant(option)], [])
+            return [_loc(ast.Assign([self.target_of(call, call.args[0], f"`{_text(call.func)}`")], value), st)]
         f = call.func
         if isinstance(f, ast.Attribute) and f.attr == "fill" and len(call.args) == 1 and not call.keywords \
                 and not self.parsed.is_global_ref(f.value, self.locals):
             return [_loc(ast.Assign([self.target_of(call, f.value, "`.fill`")], call.args[0]), st)]
         return [st]
+
+    def runtime_helper(self, attr):
+        """`rt.<attr>` as user-level code names it (a name of its own where `rt` means something else)."""
+        from .. import runtime
+        if "rt" not in self.locals and self.parsed.env.setdefault("rt", runtime) is runtime:
+            return ast.Attribute(ast.Name("rt", ast.Load()), attr, ast.Load())
+        own = f"_srcad_{attr}"
+        self.parsed.env[own] = getattr(runtime, attr)
+        return ast.Name(own, ast.Load())
 
     def block(self, stmts):
         out = []

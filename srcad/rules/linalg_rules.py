@@ -148,3 +148,47 @@ defrule(rt.linalg.norm_ord_vjp, "g, x, out, ord=None, axis=None, keepdims=False"
 defrule(rt.linalg.norm_ord_jvp, "d, x, out, ord=None, axis=None, keepdims=False", None,
         (f"rt.linalg.norm_ord_jvp(d_dot, x, out, {_NORM})", f"rt.linalg.norm_ord_jvp_dot(d, x, x_dot, {_NORM})",
          "0", f"rt.linalg.norm_ord_jvp_ord(d, x, ord_dot, {_NORM})"), jvp_join=True, discrete="axis keepdims")
+
+# ---- np.linalg.eig of a real matrix with real distinct eigenvalues (else MissingRuleError) ----------------
+# A = V diag(w) V^-1, the columns of V of unit length. With F[i, j] = 1 / (w[j] - w[i]):
+# P = V^-1 dA V, dw = diag(P), dV = V (F * P) - V diag(V^T V (F * P)) (the columns kept of unit length);
+# A_bar = V^-T (diag(w_bar) + F * (V^T V_bar) - F * (V^T V diag(V^T V_bar))) V^T
+_EW = "L.eig_check(ans[0])"
+_EV = "ans[1]"
+_EF = f"L.eigh_f({_EW})"
+_EP = f"L.mm(L.mm(np.linalg.inv({_EV}), a_dot), {_EV})"
+_EDV = f"L.mm({_EV}, {_EF} * {_EP})"
+defrule(np.linalg.eig, "a",
+        _c(f"L.mm(L.mm(L.T(np.linalg.inv({_EV})), L.diag_plus(rt.item(g, 0), {_EF} * L.mm(L.T({_EV}), rt.item(g, 1))"
+           f" - {_EF} * L.mm(L.mm(L.T({_EV}), {_EV}), L.diag_embed(L.diag_part(L.mm(L.T({_EV}), rt.item(g, 1))))))),"
+           f" L.T({_EV}))"),
+        _c(f"[L.diag_part({_EP}), {_EDV} - L.mm({_EV}, L.diag_embed(L.diag_part(L.mm(L.T({_EV}), {_EDV}))))]"))
+defrule(rt.linalg.eig_check, "w", "g", "w_dot")
+
+# ---- scipy.linalg.solve_sylvester: A X + X B = Q ----------------------------------------------------------
+# dX = sylv(A, B, dQ - dA X - X dB); Q_bar = sylv(A^T, B^T, G), A_bar = -Q_bar X^T, B_bar = -X^T Q_bar
+_SYL = "rt.linalg.solve_sylvester(L.T(a), L.T(b), g)"
+defrule(rt.linalg.solve_sylvester, "a, b, q",
+        (_c(f"-L.mmT({_SYL}, ans)"), _c(f"-L.mm(L.T(ans), {_SYL})"), _c(_SYL)),
+        (_c("rt.linalg.solve_sylvester(a, b, -L.mm(a_dot, ans))"), _c("rt.linalg.solve_sylvester(a, b, -L.mm(ans, b_dot))"),
+         "rt.linalg.solve_sylvester(a, b, q_dot)"), jvp_join=True)
+
+# ---- scipy.linalg.solve_banded((l, u), ab, b): x = A^-1 b, A the matrix whose band ab stores ------------------
+# b_bar = A^-T g (a banded solve with the transposed band), ab_bar = -band(b_bar x^T); l_and_u is discrete
+_BT = "L.band_part(L.band_flip(l_and_u), L.T(L.band_full(l_and_u, ab)))"
+_BB = f"rt.linalg.solve_banded(L.band_flip(l_and_u), {_BT}, g)"
+defrule(rt.linalg.solve_banded, "l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True",
+        (None, _c(f"-L.band_part(l_and_u, L.mmT({_BB}, ans))"), _c(_BB)),
+        (None, _c("-rt.linalg.solve_banded(l_and_u, ab, L.mm(L.band_full(l_and_u, ab_dot), ans))"),
+         "rt.linalg.solve_banded(l_and_u, ab, b_dot)"), jvp_join=True,
+        discrete="l_and_u overwrite_ab overwrite_b check_finite")
+defrule(rt.linalg.band_full, "l_and_u, ab", None, (None, "rt.linalg.band_full(l_and_u, ab_dot)"), discrete="l_and_u")
+defrule(rt.linalg.band_part, "l_and_u, m", None, (None, "rt.linalg.band_part(l_and_u, m_dot)"), discrete="l_and_u")
+defnondiff([rt.linalg.band_flip])
+
+# ---- scipy.linalg.sqrtm: X X = A, so X dX + dX X = dA (a Sylvester equation); A_bar = sylv(X^T, X^T, G) --------
+defrule(scipy.linalg.sqrtm, "a, disp=True, blocksize=64",
+        _c("rt.linalg.solve_sylvester(L.T(rt.linalg.sqrtm_real(ans)), L.T(rt.linalg.sqrtm_real(ans)), g)"),
+        "rt.linalg.solve_sylvester(rt.linalg.sqrtm_real(ans), rt.linalg.sqrtm_real(ans), a_dot)",
+        discrete="disp blocksize")
+defrule(rt.linalg.sqrtm_real, "x", "g", "x_dot")

@@ -10,6 +10,8 @@ import builtins
 import math
 
 import numpy as np
+import scipy.integrate
+import scipy.signal
 import scipy.special
 
 from .. import runtime as rt
@@ -99,7 +101,7 @@ defrule(".T", "x", "rt.transpose_vjp(g)", "rt.transpose_vjp(x_dot)")
 defrule([np.reshape, ".reshape", np.squeeze, ".squeeze", np.expand_dims, np.ravel, ".ravel", ".flatten",
          np.atleast_1d, np.atleast_2d, np.atleast_3d],
         "x, *shape, **kwargs", "rt.reshape_like(g, x)", "rt.reshape_like(x_dot, ans)", discrete="shape")
-defrule(".astype", "x, dtype, *args, **kwargs", "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)",
+defrule([".astype", np.astype], "x, dtype, *args, **kwargs", "rt.cast_vjp(g, x, ans)", "rt.as_tangent(x_dot, ans)",
         discrete="dtype", cast="dtype")
 defrule([".copy", np.copy], "x, *args, **kwargs", "g", "x_dot")
 defrule([np.concatenate], "arrays, axis=0", "rt.concatenate_vjp(g, arrays, axis)",
@@ -142,10 +144,12 @@ defrule([np.cumsum, ".cumsum"], "x, axis=None, dtype=None, out=None", "rt.cumsum
         "rt.shapes.lin(np.cumsum, x_dot, axis)", discrete="axis dtype out")
 defrule([np.diff], "x, n=1, axis=-1", "rt.diff_vjp(g, x, n, axis)", "rt.shapes.lin(np.diff, x_dot, n, axis)",
         discrete="n axis")
-defrule([np.trace, ".trace"], "x", "g * np.eye(np.shape(x)[0], np.shape(x)[1])", "rt.shapes.lin(np.trace, x_dot)")
+defrule([np.trace, ".trace"], "x, offset=0, axis1=0, axis2=1, dtype=None, out=None",
+        "rt.shapes.trace_vjp(g, x, offset, axis1, axis2)", "rt.shapes.lin(np.trace, x_dot, offset, axis1, axis2)",
+        discrete="offset axis1 axis2 dtype out")
 defrule([np.outer], "x, y", ("rt.outer_vjp(g, x, y)", "rt.outer_vjp(rt.transpose_vjp(g), y, x)"),
         ("np.outer(x_dot, y)", "np.outer(x, y_dot)"))
-defrule([np.vstack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
+defrule([np.vstack, np.row_stack], "tup", "rt.joined_vjp(g, tup, 'v')", "np.vstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.hstack], "tup", "rt.joined_vjp(g, tup, 'h')", "np.hstack(rt.tangent_list(tup_dot, tup))")
 defrule([np.linalg.inv], "x", "-rt.matmul_vjp_x(rt.matmul_vjp_y(g, ans, ans), ans, ans)", "-(ans @ x_dot @ ans)")
 defrule([np.linalg.det], "x", "rt.linalg.expand2(g * ans) * rt.linalg.T(np.linalg.inv(x))",
@@ -255,6 +259,40 @@ defrule(np.column_stack, "tup", "rt.shapes.stacked_vjp(g, tup, 'c')", "np.column
 defrule(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", "g * np.isfinite(x)",
         "x_dot * np.isfinite(x)")
 
+# ---- parts of real arrays: np.real, np.real_if_close and np.conj are the identity there, np.imag
+# and np.angle constant (a complex argument: MissingRuleError, srcad differentiates real arrays)
+_REAL = "rt.elementwise.real_only({0}, x, {1!r})"
+for _keys, _name, _same in (([np.real, ".real"], "np.real", True), ([np.conj, np.conjugate, ".conj", ".conjugate"],
+                                                                    "np.conj", True),
+                            ([np.real_if_close], "np.real_if_close", True), ([np.imag, ".imag"], "np.imag", False),
+                            ([np.angle], "np.angle", False)):
+    _params = "x, tol=100" if _name == "np.real_if_close" else ("x, deg=False" if _name == "np.angle" else "x")
+    _discrete = {"np.real_if_close": "tol", "np.angle": "deg"}.get(_name, "")
+    defrule(_keys, _params, _REAL.format("g" if _same else "0.0 * g", _name),
+            _REAL.format("x_dot" if _same else "0.0 * x_dot", _name), discrete=_discrete)
+defrule(np.fft.fftshift, "x, axes=None", "rt.shapes.lin(np.fft.ifftshift, g, axes)",
+        "rt.shapes.lin(np.fft.fftshift, x_dot, axes)", discrete="axes")
+defrule(np.fft.ifftshift, "x, axes=None", "rt.shapes.lin(np.fft.fftshift, g, axes)",
+        "rt.shapes.lin(np.fft.ifftshift, x_dot, axes)", discrete="axes")
+defrule(np.append, "arr, values, axis=None",
+        ("rt.shapes.append_vjp(g, arr, values, axis, 'arr')", "rt.shapes.append_vjp(g, arr, values, axis, 'values')"),
+        ("rt.shapes.append_jvp(arr_dot, arr, values, axis, 'arr')",
+         "rt.shapes.append_jvp(values_dot, arr, values, axis, 'values')"), jvp_join=True, discrete="axis")
+# np.gradient is linear in f; the spacings (varargs) have no rule (MissingRuleError when active)
+defrule(np.gradient, "f, *varargs, axis=None, edge_order=1",
+        ("rt.shapes.gradient_vjp(g, f, varargs, axis, edge_order)",),
+        ("rt.shapes.gradient_jvp(f_dot, f, varargs, axis, edge_order)",), discrete="axis edge_order")
+# convolution: bilinear; the adjoint of an operand is the full-shaped cotangent convolved with the
+# other operand flipped ('same' and 'valid' cut the full result at its centre)
+defrule(np.convolve, "a, v, mode='full'",
+        ("rt.shapes.convolve_vjp_a(g, a, v, mode, 'np')", "rt.shapes.convolve_vjp_v(g, a, v, mode, 'np')"),
+        ("rt.shapes.convolve_jvp(a_dot, v, mode, 'np')", "rt.shapes.convolve_jvp(a, v_dot, mode, 'np')"),
+        jvp_join=True, discrete="mode")
+defrule(scipy.signal.convolve, "in1, in2, mode='full', method='auto'",
+        ("rt.shapes.convolve_vjp_a(g, in1, in2, mode, 'sp')", "rt.shapes.convolve_vjp_v(g, in1, in2, mode, 'sp')"),
+        ("rt.shapes.convolve_jvp(in1_dot, in2, mode, 'sp')", "rt.shapes.convolve_jvp(in1, in2_dot, mode, 'sp')"),
+        jvp_join=True, discrete="mode method")
+
 # ---- products -------------------------------------------------------------------------------
 defrule(np.tensordot, "a, b, axes=2",
         ("rt.shapes.tensordot_vjp_a(g, a, b, axes)", "rt.shapes.tensordot_vjp_b(g, a, b, axes)"),
@@ -265,8 +303,12 @@ defrule(np.inner, "a, b",
         ("np.inner(a_dot, b)", "np.inner(a, b_dot)"))
 defrule(np.kron, "a, b", ("rt.shapes.kron_vjp_a(g, a, b)", "rt.shapes.kron_vjp_b(g, a, b)"),
         ("np.kron(a_dot, b)", "np.kron(a, b_dot)"))
-defrule(np.cross, "a, b", ("rt.shapes.cross_vjp_a(g, a, b)", "rt.shapes.cross_vjp_b(g, a, b)"),     # 2- and 3-vectors
-        ("rt.broadcast_like(np.cross(a_dot, b), ans)", "rt.broadcast_like(np.cross(a, b_dot), ans)"))
+# 2- and 3-vectors, along any axes (axisa/axisb/axisc, or axis for all three)
+_CX = "axisa, axisb, axisc, axis"
+defrule(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
+        (f"rt.shapes.cross_vjp_a_axes(g, a, b, {_CX})", f"rt.shapes.cross_vjp_b_axes(g, a, b, {_CX})"),
+        (f"rt.shapes.cross_jvp(a_dot, b, ans, {_CX})", f"rt.shapes.cross_jvp(a, b_dot, ans, {_CX})"),
+        jvp_join=True, discrete="axisa axisb axisc axis")
 
 # their adjoint helpers: linear in the cotangent (and in the other operand of a product)
 defrule(rt.shapes.sort_vjp, "g, x, axis=-1", None, ("rt.shapes.sort_vjp(g_dot, x, axis)", "0"), discrete="axis")
@@ -296,6 +338,50 @@ defrule(rt.shapes.kron_vjp_a, "g, a, b", None,
         ("rt.shapes.kron_vjp_a(g_dot, a, b)", "0", "rt.shapes.kron_vjp_a(g, a, b_dot)"))
 defrule(rt.shapes.kron_vjp_b, "g, a, b", None,
         ("rt.shapes.kron_vjp_b(g_dot, a, b)", "rt.shapes.kron_vjp_b(g, a_dot, b)", "0"))
+defrule(rt.shapes.cross_vjp_a_axes, "g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", None,
+        (f"rt.shapes.cross_vjp_a_axes(g_dot, a, b, {_CX})", "0", f"rt.shapes.cross_vjp_a_axes(g, a, b_dot, {_CX})"),
+        jvp_join=True, discrete="axisa axisb axisc axis")
+defrule(rt.shapes.cross_vjp_b_axes, "g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None", None,
+        (f"rt.shapes.cross_vjp_b_axes(g_dot, a, b, {_CX})", f"rt.shapes.cross_vjp_b_axes(g, a_dot, b, {_CX})", "0"),
+        jvp_join=True, discrete="axisa axisb axisc axis")
+defrule(rt.shapes.cross_jvp, "a, b, like, axisa=-1, axisb=-1, axisc=-1, axis=None", None,
+        (f"rt.shapes.cross_jvp(a_dot, b, like, {_CX})", f"rt.shapes.cross_jvp(a, b_dot, like, {_CX})", "0"),
+        jvp_join=True, discrete="axisa axisb axisc axis")
+defrule(rt.shapes.trace_vjp, "g, x, offset=0, axis1=0, axis2=1", None,
+        ("rt.shapes.trace_vjp(g_dot, x, offset, axis1, axis2)", "0"), discrete="offset axis1 axis2")
+defrule(rt.elementwise.real_only, "v, x, name='np.real'", None, ("rt.elementwise.real_only(v_dot, x, name)", "0"),
+        discrete="name")
+defrule(rt.shapes.append_vjp, "g, arr, values, axis=None, which='arr'", None,
+        ("rt.shapes.append_vjp(g_dot, arr, values, axis, which)", "0", "0"), discrete="axis which")
+defrule(rt.shapes.append_jvp, "d, arr, values, axis=None, which='arr'", None,
+        ("rt.shapes.append_jvp(d_dot, arr, values, axis, which)", "0", "0"), discrete="axis which")
+defrule(rt.shapes.gradient_vjp, "g, f, varargs=(), axis=None, edge_order=1", None,
+        ("rt.shapes.gradient_vjp(g_dot, f, varargs, axis, edge_order)", "0"), discrete="axis edge_order")
+defrule(rt.shapes.gradient_jvp, "d, f, varargs=(), axis=None, edge_order=1", None,
+        ("rt.shapes.gradient_jvp(d_dot, f, varargs, axis, edge_order)", "0"), discrete="axis edge_order")
+defrule(rt.shapes.convolve_vjp_a, "g, a, v, mode='full', kind='np'", None,
+        ("rt.shapes.convolve_vjp_a(g_dot, a, v, mode, kind)", "0", "rt.shapes.convolve_vjp_a(g, a, v_dot, mode, kind)"),
+        jvp_join=True, discrete="mode kind")
+defrule(rt.shapes.convolve_vjp_v, "g, a, v, mode='full', kind='np'", None,
+        ("rt.shapes.convolve_vjp_v(g_dot, a, v, mode, kind)", "rt.shapes.convolve_vjp_v(g, a_dot, v, mode, kind)", "0"),
+        jvp_join=True, discrete="mode kind")
+defrule(rt.shapes.convolve_jvp, "a, v, mode='full', kind='np'", None,
+        ("rt.shapes.convolve_jvp(a_dot, v, mode, kind)", "rt.shapes.convolve_jvp(a, v_dot, mode, kind)"),
+        jvp_join=True, discrete="mode kind")
+# np.add.at(y, idx, v) / np.subtract.at, written y[...] = rt.add_at_value(y, idx, v, op) by frontend/inplace.py
+defrule(rt.add_at_value, "y, idx, v, op='add'", ("g", None, "rt.add_at_vjp_v(g, idx, v, op)"),
+        ("y_dot", None, "rt.add_at_jvp_v(v_dot, ans, idx, op)"), jvp_join=True, discrete="idx op")
+defrule(rt.add_at_vjp_v, "g, idx, v, op='add'", None, ("rt.add_at_vjp_v(g_dot, idx, v, op)", None, "0"),
+        discrete="idx op")
+defrule(rt.add_at_jvp_v, "d, like, idx, op='add'", None, ("rt.add_at_jvp_v(d_dot, like, idx, op)", "0"),
+        discrete="idx op")
+declare(np.add.at, written_as=("add_at_value", "add"))
+declare(np.subtract.at, written_as=("add_at_value", "subtract"))
+# ODE solvers have no rule: the error says what to write instead
+declare([scipy.integrate.odeint, scipy.integrate.solve_ivp],
+        refusal="write the integrator's loop in NumPy (say fixed-step Runge-Kutta over the time grid), which "
+                "srcad differentiates, or put the solve in a function of your own and give it a rule with "
+                "srcad.custom_vjp (the adjoint ODE): SciPy's ODE solvers have no rule in srcad")
 defrule(rt.shapes.select_vjp, "g, condlist, choicelist", None, ("rt.shapes.select_vjp(g_dot, condlist, choicelist)", "0", "0"))
 defrule(rt.shapes.select_default_vjp, "g, condlist, default", None,
         ("rt.shapes.select_default_vjp(g_dot, condlist, default)", "0", "0"))

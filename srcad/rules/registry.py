@@ -49,6 +49,9 @@ class Rule:
     #                             (frontend/normalize.py `spelling`): "axes" (x.transpose(1, 0, 2)),
     #                             "min-max" (clip(min=, max=)), "sublists" (einsum's sublist form), or
     #                             (how, fill, reducer, joiner) for a reduction's where=/initial=
+    refusal: str = None         # a function with no rule: what to write instead (the MissingRuleError's fix)
+    written_as: tuple = None    # an in-place call f(y, a, b) rewritten y[...] = rt.<helper>(y, a, b, option):
+    #                             (helper, option) (frontend/inplace.py)
 
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
@@ -137,7 +140,7 @@ def _put(key, rule):
 
 
 _FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast",
-          "spelling")
+          "spelling", "refusal", "written_as")
 
 
 def declare(keys, **facts):

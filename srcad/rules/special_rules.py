@@ -11,7 +11,8 @@ import re
 import scipy.special as sc
 import scipy.stats as st
 
-from .registry import defrule
+from ..runtime import special
+from .registry import defnondiff, defrule
 
 
 def _s(t):
@@ -103,3 +104,63 @@ rule(st.beta.logpdf, "x, a, b", ("g * ((a - 1.0) / x - (b - 1.0) / (1.0 - x))",
                                  "g * (np.log1p(-x) - S.digamma(b) + S.digamma(a + b))"), broadcast=True)
 rule(st.expon.logpdf, _LOC, ("-g / scale", "g / scale", f"g * ({Z} - 1.0) / scale"), broadcast=True)
 rule(st.poisson.logpmf, "k, mu, loc=0", (None, "g * (k / mu - 1.0)"), broadcast=True, discrete="k")
+
+# ---- more of scipy.special (HIPS autograd's set) --------------------------------------------------------
+# rgamma = 1 / gamma; yn and jn of an integer order (the order has no rule); gammasgn is piecewise constant.
+# The incomplete gamma and beta functions: derivatives in x only (in a and b they are series with no
+# closed form: an active a or b raises MissingRuleError, never a zero).
+rule(sc.rgamma, "x", "-g * ans * S.digamma(x)")
+rule(sc.yn, "n, x", (None, "g * (S.yn(n - 1, x) - S.yn(n + 1, x)) / 2.0"), broadcast=True, discrete="n")
+defnondiff(sc.gammasgn)
+rule(sc.multigammaln, "a, d", ("g * S.multipolygamma(0, a, d)",), discrete="d")
+rule(special.multipolygamma, "n, a, d", (None, "g * S.multipolygamma(n + 1, a, d)"), discrete="n d")
+rule(sc.gammainc, "a, x", (None, "g * S.gammainc_dx(a, x)"), broadcast=True)
+rule(sc.gammaincc, "a, x", (None, "-g * S.gammainc_dx(a, x)"), broadcast=True)
+rule(sc.betainc, "a, b, x", (None, None, "g * S.betainc_dx(a, b, x)"), broadcast=True)
+defrule(special.gammainc_dx, "a, x", None, (None, "x_dot * ans * ((a - 1.0) / x - 1.0)"))
+defrule(special.betainc_dx, "a, b, x", None, (None, None, "x_dot * ans * ((a - 1.0) / x - (b - 1.0) / (1.0 - x))"))
+
+# ---- scipy.stats: the other families of autograd (t, chi2, poisson, beta, gamma, dirichlet) -------------
+# A cdf's derivative in x is the density (in loc: minus it; in scale: minus it times z); its
+# derivative in a shape parameter (df, a, b) has no closed form: no rule, MissingRuleError.
+_T_PDF = "rt.special.t_dist.pdf(x, df, loc, scale)"
+rule(st.t.cdf, _T, (f"g * {_T_PDF}", None, f"-g * {_T_PDF}", f"-g * {_T_PDF} * {Z}"), broadcast=True)
+rule(st.t.logcdf, _T, (f"g * {_T_PDF} / np.exp(ans)", None, f"-g * {_T_PDF} / np.exp(ans)",
+                       f"-g * {_T_PDF} / np.exp(ans) * {Z}"), broadcast=True)
+# chi2 with df degrees of freedom: log p = (df/2 - 1) log z - z/2 - log scale - const(df)
+_C2 = "x, df, loc=0.0, scale=1.0"
+_C2_DX = f"((df / 2.0 - 1.0) / {Z} - 0.5) / scale"
+_C2_DDF = f"(0.5 * np.log({Z} / 2.0) - 0.5 * S.digamma(df / 2.0))"
+_C2_DSC = f"-(1.0 + {Z} * ((df / 2.0 - 1.0) / {Z} - 0.5)) / scale"
+rule(st.chi2.logpdf, _C2, (f"g * {_C2_DX}", f"g * {_C2_DDF}", f"-g * {_C2_DX}", f"g * {_C2_DSC}"), broadcast=True)
+rule(st.chi2.pdf, _C2, (f"g * ans * {_C2_DX}", f"g * ans * {_C2_DDF}", f"-g * ans * {_C2_DX}", f"g * ans * {_C2_DSC}"),
+     broadcast=True)
+_C2_PDF = "rt.special.chi2.pdf(x, df, loc, scale)"
+rule(st.chi2.cdf, _C2, (f"g * {_C2_PDF}", None, f"-g * {_C2_PDF}", f"-g * {_C2_PDF} * {Z}"), broadcast=True)
+# poisson: the count k is discrete (constant); the cdf's derivative in mu is -pmf(floor(k), mu)
+rule(st.poisson.pmf, "k, mu, loc=0", (None, "g * ans * (k / mu - 1.0)"), broadcast=True, discrete="k loc")
+rule(st.poisson.cdf, "k, mu, loc=0", (None, "-g * rt.special.poisson.pmf(np.floor(k), mu)"), broadcast=True,
+     discrete="k loc")
+# beta on [0, 1] (x, a, b) and gamma with loc and scale
+_B_DX = "((a - 1.0) / x - (b - 1.0) / (1.0 - x))"
+rule(st.beta.pdf, "x, a, b", (f"g * ans * {_B_DX}", "g * ans * (np.log(x) - S.digamma(a) + S.digamma(a + b))",
+                              "g * ans * (np.log1p(-x) - S.digamma(b) + S.digamma(a + b))"), broadcast=True)
+rule(st.beta.cdf, "x, a, b", ("g * rt.special.beta_dist.pdf(x, a, b)", None, None), broadcast=True)
+_G_DX = f"((a - 1.0) / {Z} - 1.0) / scale"
+rule(st.gamma.pdf, _G, (f"g * ans * {_G_DX}", f"g * ans * (np.log({Z}) - S.digamma(a))", f"-g * ans * {_G_DX}",
+                        f"g * ans * ({Z} - a) / scale"), broadcast=True)
+_G_PDF = "rt.special.gamma_dist.pdf(x, a, loc, scale)"
+rule(st.gamma.cdf, _G, (f"g * {_G_PDF}", None, f"-g * {_G_PDF}", f"-g * {_G_PDF} * {Z}"), broadcast=True)
+# dirichlet: x one point of the simplex (a vector; a batch of points has no rule), alpha its concentrations
+_GD = "rt.special.dirichlet_point(x, g)"     # g, once x is checked to be one point
+rule(st.dirichlet.logpdf, "x, alpha", (f"{_GD} * (alpha - 1.0) / x",
+                                       f"{_GD} * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))"),
+     ("rt.special.dirichlet_point(x, np.sum(x_dot * (alpha - 1.0) / x))",
+      "rt.special.dirichlet_point(x, np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))))"))
+rule(st.dirichlet.pdf, "x, alpha", (f"{_GD} * ans * (alpha - 1.0) / x",
+                                    f"{_GD} * ans * (S.digamma(np.sum(alpha)) - S.digamma(alpha) + np.log(x))"),
+     ("rt.special.dirichlet_point(x, ans * np.sum(x_dot * (alpha - 1.0) / x))",
+      "rt.special.dirichlet_point(x, ans * np.sum(alpha_dot * (S.digamma(np.sum(alpha)) - S.digamma(alpha) "
+      "+ np.log(x))))"))
+defrule(special.dirichlet_point, "x, v", ("0", "rt.special.dirichlet_point(x, g)"),
+        ("0", "rt.special.dirichlet_point(x, v_dot)"))

@@ -12,6 +12,7 @@ Choices:
 - cov: fweights/aweights raise MissingRuleError (written by hand, they are differentiated).
 """
 import numpy as np
+import scipy.stats as sst
 
 from ..runtime import stats  # the templates reach it as rt.stats
 from .registry import defnondiff, defrule
@@ -97,3 +98,31 @@ defrule(stats.corr_vjp, "g, c", None, (_st + "corr_vjp(g_dot, c)", _st + "corr_v
 defrule(stats.corr_jvp, "dc, c", None, (_st + "corr_jvp(dc_dot, c)", _st + "corr_jvp_dot(dc, c, c_dot)"),
         jvp_join=True)
 defnondiff([stats.zero_of])
+
+# ---- scipy.stats.multivariate_normal: logpdf, pdf and entropy (cov symmetric positive definite) ------------------------
+# log p = -(k log 2 pi + log det C + d C^-1 d^T) / 2 with d = x - mean, one point (k,) or a batch (n, k)
+_D = "(x - mean)"
+_P = "np.linalg.inv(cov)"
+_DP = f"rt.linalg.mm({_D}, {_P})"
+
+
+def _mvn_vjp(c):
+    """The adjoints of the log density for the cotangent expression c (g; for the density, g * ans)."""
+    return (f"-rt.stats.mvn_weights({c}, x) * {_DP}", f"rt.unbroadcast(rt.stats.mvn_weights({c}, x) * {_DP}, mean)",
+            f"-0.5 * (np.sum({c}) * {_P} - rt.linalg.mm(rt.linalg.mm({_P}, rt.stats.mvn_outer({c}, {_D})), {_P}))")
+
+
+_MVN_JVP = (f"-np.sum({_DP} * x_dot, axis=-1)", f"np.sum({_DP} * mean_dot, axis=-1)",
+            f"-0.5 * (np.sum({_P} * rt.linalg.T(cov_dot)) - np.sum({_DP} * rt.linalg.mm({_DP}, rt.linalg.T(cov_dot)), "
+            f"axis=-1))")
+_MVN = "x, mean=None, cov=1, allow_singular=False"
+defrule(sst.multivariate_normal.logpdf, _MVN, _mvn_vjp("g"), _MVN_JVP, jvp_join=True, discrete="allow_singular")
+defrule(sst.multivariate_normal.pdf, _MVN, _mvn_vjp("(g * ans)"),
+        tuple(f"ans * ({t})" for t in _MVN_JVP), jvp_join=True, discrete="allow_singular")
+defrule(sst.multivariate_normal.entropy, "mean=None, cov=1", ("0", f"0.5 * g * rt.linalg.T({_P})"),
+        ("0", f"0.5 * np.sum(rt.linalg.T({_P}) * cov_dot)"))
+defrule(stats.mvn_weights, "g, x", None, ("rt.stats.mvn_weights(g_dot, x)", "0"))
+defrule(stats.mvn_outer, "g, d", None, ("rt.stats.mvn_outer(g_dot, d)", "rt.stats.mvn_outer2(g, d, d_dot)"),
+        jvp_join=True)
+# (mvn_outer2, the tangent of mvn_outer in d, has no rule: a third derivative is a MissingRuleError, as for
+# the other helpers' tangent helpers)

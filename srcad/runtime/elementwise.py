@@ -1,6 +1,7 @@
 """Helpers of elementwise rules: weights of max/min and clip, log that is 0 at 0."""
 import numpy as np
 
+from ..errors import MissingRuleError
 from .values import _float_dtype
 
 
@@ -40,3 +41,12 @@ def clip_mask(x, lo, hi):
     if hi is not None:
         m &= np.asarray(x) <= hi
     return m.astype(_float_dtype(x))
+
+
+def real_only(v, x, name="np.real"):
+    """v, after checking that x (the argument of np.real/np.imag/np.conj/np.angle/np.real_if_close)
+    is real: srcad differentiates real arrays only, where these are the identity or constant."""
+    if np.iscomplexobj(x):
+        raise MissingRuleError(f"{name} of a complex array", fix="write the real and imaginary parts as two real "
+                               "arrays (srcad differentiates real arrays)")
+    return v

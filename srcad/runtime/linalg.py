@@ -667,3 +667,66 @@ def chol_lower(m, upper=False):
 def chol_uplo(upper=False):
     """The triangle np.linalg.cholesky(a, upper=upper) reads."""
     return "U" if upper else "L"
+
+
+# ---- eig of a real matrix with real distinct eigenvalues ---------------------------------------------------
+solve_sylvester = scipy.linalg.solve_sylvester
+solve_banded = scipy.linalg.solve_banded
+
+
+def eig_check(w):
+    """w, the eigenvalues np.linalg.eig returned, after checking the rule applies: real and distinct
+    (complex eigenvalues or complex eigenvectors, and repeated eigenvalues, have no rule)."""
+    if np.iscomplexobj(w):
+        raise MissingRuleError("np.linalg.eig of a matrix with complex eigenvalues",
+                               fix="for a symmetric matrix use np.linalg.eigh; otherwise the derivative of "
+                                   "complex eigenpairs is not available in srcad")
+    w = np.asarray(w)
+    gaps = np.where(np.eye(w.shape[-1], dtype=bool), np.inf, np.abs(w[..., None, :] - w[..., :, None]))
+    if np.any(gaps <= 1e-10 * max(1.0, float(np.max(np.abs(w), initial=0.0)))):
+        raise MissingRuleError("np.linalg.eig of a matrix with repeated eigenvalues",
+                               fix="the eigenvectors of a repeated eigenvalue are not differentiable: for a "
+                                   "symmetric matrix use np.linalg.eigvalsh, otherwise perturb the matrix so that its "
+                                   "eigenvalues are distinct")
+    return w
+
+
+# ---- solve_banded: the band storage ab of a matrix with l sub- and u super-diagonals ----------------------
+def band_full(l_and_u, ab):
+    """The n x n matrix whose band ab stores: A[i, j] = ab[u + i - j, j] (linear in ab)."""
+    if _is_zero(ab):
+        return ab
+    lo, up = l_and_u
+    ab = np.asarray(ab)
+    n = ab.shape[-1]
+    i, j = np.indices((n, n))
+    inside = (i - j <= lo) & (j - i <= up)
+    return np.where(inside, ab[np.clip(up + i - j, 0, lo + up), j], 0.0)
+
+
+def band_part(l_and_u, m):
+    """The band storage of the band of m (the adjoint of band_full: the corners ab never uses are 0)."""
+    if _is_zero(m):
+        return m
+    lo, up = l_and_u
+    m = np.asarray(m)
+    n = m.shape[-1]
+    out = np.zeros((lo + up + 1, n), dtype=np.result_type(m, float))
+    for d in range(-lo, up + 1):        # d = j - i: the diagonal stored in row u - d
+        k = np.arange(max(0, -d), min(n, n - d))
+        out[up - d, k + d] = m[k, k + d]
+    return out
+
+
+def band_flip(l_and_u):
+    """(u, l): the band of the transposed matrix."""
+    return (l_and_u[1], l_and_u[0])
+
+
+def sqrtm_real(x):
+    """x, the result of scipy.linalg.sqrtm, after checking it is real (a complex square root has no rule)."""
+    if np.iscomplexobj(x):
+        raise MissingRuleError("scipy.linalg.sqrtm of a matrix whose square root is complex",
+                               fix="differentiate the square root of a symmetric positive definite matrix, or "
+                                   "use its Cholesky factor (np.linalg.cholesky) instead")
+    return x

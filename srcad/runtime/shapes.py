@@ -5,6 +5,7 @@ only shapes, axes and counts. So the rule of each helper is the helper itself ap
 tangent of that first argument (srcad/rules/runtime_rules.py), and Hessians go through.
 """
 import numpy as np
+import scipy.signal
 
 from ..errors import MissingRuleError
 from .broadcasting import unbroadcast
@@ -260,9 +261,11 @@ def kron_vjp(g, a, b, which="a"):
     if _is_zero(g) or _is_zero(b if which == "a" else a):
         return 0.0
     sa, sb = np.shape(a), np.shape(b)
-    if len(sa) != len(sb):
-        raise _missing("np.kron of operands of different dimensions")
-    d = len(sa)
+    d = max(len(sa), len(sb))       # np.kron pads the shorter shape with leading ones
+    pa, pb = (1,) * (d - len(sa)) + tuple(sa), (1,) * (d - len(sb)) + tuple(sb)
+    if (pa, pb) != (tuple(sa), tuple(sb)):
+        out = kron_vjp(g, np.reshape(a, pa), np.reshape(b, pb), which)
+        return np.reshape(out, sa if which == "a" else sb)
     gr = np.reshape(g, [n for pair in zip(sa, sb) for n in pair])
     la = "".join(chr(97 + k) for k in range(d))
     lb = "".join(chr(110 + k) for k in range(d))
@@ -395,3 +398,195 @@ def cross_vjp_b(g, a, b):
     if _cross_dims(a, b) == 3:
         return unbroadcast(np.cross(g, a), b)
     return unbroadcast(-np.asarray(g)[..., None] * _perp(a), b)
+
+
+def _cross_axes(a, b, axisa, axisb, axisc, axis):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    return axisa, axisb, axisc
+
+
+def cross_vjp(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None, which="a"):
+    """Cotangent of a (which='a') or b of np.cross(a, b, axisa, axisb, axisc, axis): the vector axes
+    moved last, the default-axes adjoint, and the axis moved back."""
+    if _is_zero(g) or _is_zero(b if which == "a" else a):
+        return 0.0
+    axisa, axisb, axisc = _cross_axes(a, b, axisa, axisb, axisc, axis)
+    am, bm = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
+    gm = np.moveaxis(g, axisc, -1) if _cross_dims(am, bm) == 3 else g
+    if which == "a":
+        return np.moveaxis(cross_vjp_a(gm, am, bm), -1, axisa)
+    return np.moveaxis(cross_vjp_b(gm, am, bm), -1, axisb)
+
+
+def cross_vjp_a_axes(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cotangent of a in np.cross with vector axes (linear in g and in b; a lends its shape)."""
+    return cross_vjp(g, a, b, axisa, axisb, axisc, axis, "a")
+
+
+def cross_vjp_b_axes(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cotangent of b in np.cross with vector axes (linear in g and in a; b lends its shape)."""
+    return cross_vjp(g, a, b, axisa, axisb, axisc, axis, "b")
+
+
+def cross_jvp(a, b, like, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """np.cross(a, b, ...) broadcast to the result `like`, zero when either operand is the zero tangent."""
+    if _is_zero(a) or _is_zero(b):
+        return 0.0
+    return np.broadcast_to(np.cross(a, b, axisa, axisb, axisc, axis), np.shape(like))
+
+
+# ---- np.trace with offset and axes -----------------------------------------------------------------
+def trace_vjp(g, x, offset=0, axis1=0, axis2=1):
+    """Cotangent of x from that of np.trace(x, offset, axis1, axis2): g on the chosen diagonal."""
+    if _is_zero(g):
+        return g
+    g = np.asarray(g)
+    out = np.moveaxis(np.zeros(np.shape(x), dtype=np.result_type(g, float)), (axis1, axis2), (-2, -1))
+    m = np.diagonal(out, offset, -2, -1).shape[-1]
+    rows, cols = np.arange(m) + max(-offset, 0), np.arange(m) + max(offset, 0)
+    out[..., rows, cols] = g[..., None]
+    return np.moveaxis(out, (-2, -1), (axis1, axis2))
+
+
+# ---- np.append ----------------------------------------------------------------------------------------
+def append_vjp(g, arr, values, axis=None, which="arr"):
+    """Cotangent of arr (or values) of np.append(arr, values, axis)."""
+    if _is_zero(g):
+        return g
+    g = np.asarray(g)
+    if axis is None:
+        n = np.size(arr)
+        part = g[:n] if which == "arr" else g[n:]
+        return np.reshape(part, np.shape(arr if which == "arr" else values))
+    n = np.shape(arr)[axis]
+    ax = axis % g.ndim
+    idx = [slice(None)] * g.ndim
+    idx[ax] = slice(None, n) if which == "arr" else slice(n, None)
+    return g[tuple(idx)]
+
+
+def append_jvp(d, arr, values, axis=None, which="arr"):
+    """The part of np.append's tangent that comes from the tangent d of arr (or of values)."""
+    if _is_zero(d):
+        return d
+    if which == "arr":
+        return np.append(d, np.zeros(np.shape(values)), axis)
+    return np.append(np.zeros(np.shape(arr)), d, axis)
+
+
+# ---- np.gradient: linear in f along each axis ------------------------------------------------------------
+def _gradient_axes(f, axis):
+    n = np.ndim(f)
+    if axis is None:
+        return list(range(n)), False
+    if isinstance(axis, (tuple, list)):
+        return [a % n for a in axis], len(axis) == 1
+    return [axis % n], True
+
+
+def _gradient_matrix(n, spacing, edge_order):
+    """M with np.gradient(v, spacing) == M @ v for vectors v of length n."""
+    return np.gradient(np.eye(n), *spacing, axis=0, edge_order=edge_order)
+
+
+def _spacings(varargs, k, naxes):
+    if not varargs:
+        return ()
+    if len(varargs) == 1:
+        return (varargs[0],)
+    return (varargs[k],) if len(varargs) == naxes else varargs
+
+
+def gradient_vjp(g, f, varargs=(), axis=None, edge_order=1):
+    """Cotangent of f from that of np.gradient(f, *varargs, axis=axis, edge_order=edge_order): each
+    axis's difference operator transposed (its matrix is np.gradient of the identity)."""
+    if _is_zero(g):
+        return g
+    axes, single = _gradient_axes(f, axis)
+    gs = [g] if single or len(axes) == 1 and not isinstance(g, (list, tuple)) else list(g)
+    out = np.zeros(np.shape(f))
+    for k, (ax, gk) in enumerate(zip(axes, gs)):
+        if _is_zero(gk):
+            continue
+        m = _gradient_matrix(np.shape(f)[ax], _spacings(varargs, k, len(axes)), edge_order)
+        out = out + np.moveaxis(np.tensordot(m.T, np.moveaxis(gk, ax, 0), axes=1), 0, ax)
+    return out
+
+
+def gradient_jvp(d, f, varargs=(), axis=None, edge_order=1):
+    """np.gradient of the tangent d (zero stays zero)."""
+    if _is_zero(d):
+        axes, single = _gradient_axes(f, axis)
+        return 0.0 if single or len(axes) == 1 else [0.0] * len(axes)
+    return np.gradient(d, *varargs, axis=axis, edge_order=edge_order)
+
+
+# ---- np.convolve and scipy.signal.convolve ----------------------------------------------------------------
+def _full_cotangent(g, a, v, kind):
+    """g placed in a zero array of the full convolution's shape, at the offset the mode cut."""
+    g = np.asarray(g)
+    full = tuple(p + q - 1 for p, q in zip(np.shape(a), np.shape(v))) if np.ndim(a) else ()
+    if g.shape == full:
+        return g
+    out = np.zeros(full, dtype=np.result_type(g, float))
+    start = tuple((n - m) // 2 for n, m in zip(full, g.shape))
+    out[tuple(slice(s, s + m) for s, m in zip(start, g.shape))] = g
+    return out
+
+
+def _flipped(v):
+    return np.flip(np.asarray(v))
+
+
+def convolve_vjp_a(g, a, v, mode="full", kind="np"):
+    """Cotangent of a in convolve(a, v, mode) (linear in g and in v; a lends its shape): the
+    full-shaped cotangent convolved with v flipped, its 'valid' part."""
+    if _is_zero(g) or _is_zero(v):
+        return 0.0
+    gf = _full_cotangent(g, a, v, kind)
+    if kind == "np":
+        return np.convolve(gf, _flipped(v), "valid")
+    return scipy.signal.convolve(gf, _flipped(v), "valid")
+
+
+def convolve_vjp_v(g, a, v, mode="full", kind="np"):
+    """Cotangent of v in convolve(a, v, mode) (linear in g and in a; v lends its shape)."""
+    if _is_zero(g) or _is_zero(a):
+        return 0.0
+    gf = _full_cotangent(g, a, v, kind)
+    if kind == "np":
+        return np.convolve(gf, _flipped(a), "valid")
+    return scipy.signal.convolve(gf, _flipped(a), "valid")
+
+
+def convolve_jvp(a, v, mode="full", kind="np"):
+    """convolve(a, v, mode) with either operand a tangent (zero stays zero)."""
+    if _is_zero(a) or _is_zero(v):
+        return 0.0
+    if kind == "np":
+        return np.convolve(a, v, mode)
+    return scipy.signal.convolve(a, v, mode)
+
+
+# ---- np.add.at / np.subtract.at: written as y[...] = add_at_value(y, idx, v) (frontend/inplace.py) ----------
+def add_at_value(y, idx, v, op="add"):
+    """A copy of y with v added (op='subtract': subtracted) at idx, repeated indices accumulated."""
+    out = np.array(y, copy=True)
+    (np.subtract if op == "subtract" else np.add).at(out, idx, v)
+    return out
+
+
+def add_at_vjp_v(g, idx, v, op="add"):
+    """Cotangent of v in add_at_value(y, idx, v, op): g read at idx (each repeat its own), to v's shape."""
+    if _is_zero(g):
+        return g
+    part = unbroadcast(np.asarray(g)[idx], v)
+    return -part if op == "subtract" else part
+
+
+def add_at_jvp_v(d, like, idx, op="add"):
+    """The tangent of add_at_value from the tangent d of v: zeros shaped like the result, d added at idx."""
+    if _is_zero(d):
+        return d
+    return add_at_value(np.zeros(np.shape(like), dtype=np.result_type(d, float)), idx, d, op)

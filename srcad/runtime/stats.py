@@ -270,3 +270,32 @@ def corr_vjp_dot(g, c, dc2):
     gd = g * dd
     h = -0.5 * _rc(gd * dc2) + 0.25 * _rc(gd * c * e2) + 0.5 * _rc(gd * c) * np.diagonal(dc2) / d
     return -0.5 * gd * e2 + np.diag(h / d)
+
+
+# ---- scipy.stats.multivariate_normal: one point x (k,) or a batch (n, k) ---------------------------------
+def mvn_weights(g, x):
+    """The cotangent of the log density per point, shaped to scale the point's rows: g[..., None]."""
+    if _is_zero(g):
+        return g
+    return np.asarray(g)[..., None] if np.ndim(x) == 2 else g
+
+
+def mvn_outer(g, d):
+    """sum over points i of g_i d_i d_i^T (d: one point (k,) or a batch (n, k)); bilinear in g and d."""
+    if _is_zero(g) or _is_zero(d):
+        return 0.0
+    d = np.asarray(d)
+    if d.ndim == 1:
+        return g * np.multiply.outer(d, d)
+    return (d * np.asarray(g)[:, None]).T @ d
+
+
+def mvn_outer2(g, d, e):
+    """The tangent of mvn_outer(g, d) along d's tangent e: sum_i g_i (e_i d_i^T + d_i e_i^T)."""
+    if _is_zero(g) or _is_zero(e):
+        return 0.0
+    d, e = np.asarray(d), np.asarray(e)
+    if d.ndim == 1:
+        return g * (np.multiply.outer(e, d) + np.multiply.outer(d, e))
+    ge = e * np.asarray(g)[:, None]
+    return ge.T @ d + d.T @ ge
