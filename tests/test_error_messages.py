@@ -544,6 +544,8 @@ CASES = [
          marker="srcad.grad(c.plain, wrt=5)"),
     Case("emit_mode", lambda: srcad.emit(c.plain, mode="sideways"), "mode must be", "Pass one", THIS_FILE,
          marker='srcad.emit(c.plain, mode="sideways")'),
+    Case("emit_stage", lambda: srcad.emit(c.plain, stage="normalise"), "stage='normalise'", "Pass one of parse",
+         THIS_FILE, marker='srcad.emit(c.plain, stage="normalise")'),
     Case("jacobian_mode", lambda: srcad.jacobian(c.plain, mode="x"), "mode must be", "Pass one", THIS_FILE,
          marker='srcad.jacobian(c.plain, mode="x")'),
     Case("jacobian_sparsity", lambda: srcad.jacobian(c.plain, sparsity="x"), "sparsity must be", "Pass one",

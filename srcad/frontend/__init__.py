@@ -1,6 +1,6 @@
 """The frontend: a user's Python function -> a normalized, analysed syntax tree.
 
-The passes, in pipeline order (input -> output); srcad/transform/unit.py `prepare` runs them:
+The passes, in pipeline order (input -> output); srcad/transform/pipeline.py `prepare` runs them:
 
   parse.py      function object -> `Parsed` (its syntax tree at the file's line numbers, and the
                 objects its free names resolve to); freshness.py checks the source read is the

@@ -1,10 +1,13 @@
 """The modes: a normalized, analysed function -> the text and module of its derivative.
 
-The passes, in pipeline order (input -> output); unit.py's `Unit` drives them for a function
-and every user function it calls, and emit.py's `build` is the entry point:
+The passes, in pipeline order (input -> output); pipeline.py's `derive` runs them on one
+function (the one asked for and each user function it calls), and its `build` is the entry
+point, with every option in one `Options` value:
 
-  unit.py        user function, mode, wrt -> generated FunctionDefs of the whole call tree
-                 (runs the frontend's passes, then one mode per function)
+  pipeline.py    Options + user function -> module text: the passes in order, each with a name
+                 (srcad.emit(f, stage=NAME) prints the code after it)
+  unit.py        the bookkeeping of one generated module: callees derived once each, fresh
+                 names, the objects the module reaches (imports and supplied names)
   kinds.py       normalized FunctionDef + Analysis + the call's abstract signature -> the kind of
                  each value (category, dtype, rank, shape token) at each statement; the modes
                  write leaner code where a kind is sure

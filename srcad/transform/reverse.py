@@ -49,8 +49,9 @@ class Reverse:
     code does."""
 
     def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
-                 check_numerics=False, checkpoint=None, kinds=None):
+                 check_numerics=False, checkpoint=None, kinds=None, tuple_wrt=False):
         self.check_numerics, self.current = check_numerics, None
+        self.tuple_wrt = tuple_wrt      # wrt was a tuple: the cotangents are returned as one
         self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
         self.bar_of = {}        # cotangent name -> its primal's name
         self.own = {}           # cotangent name -> "owned" (an array only it holds) / "full" (of its shape)
@@ -826,7 +827,7 @@ class Reverse:
                 grads.append(rt("finalize", *args))
             else:
                 grads.append(val)
-        out = grads[0] if len(grads) == 1 and not self.unit.tuple_wrt(self) else ast.Tuple(grads, ast.Load())
+        out = grads[0] if len(grads) == 1 and not self.tuple_wrt else ast.Tuple(grads, ast.Load())
         if return_value:
             out = ast.Tuple([ast.Constant(None), out], ast.Load())
         doc = ast.Expr(ast.Constant(self._docstring()))
