@@ -678,3 +678,8 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
         _, y_dot = sweep(e.reshape(xshape) if xshape else float(e[0]))
         J[:, k] = np.ravel(np.broadcast_to(np.asarray(y_dot, dtype=float), yshape))
     return J
+
+
+for _operator in (grad, value_and_grad, jacobian, hessian, hvp):
+    # known by this mark when applied inside differentiated code (srcad/frontend/operators.py)
+    _operator.__srcad_operator__ = True

@@ -11,8 +11,12 @@ The passes, in pipeline order (input -> output); srcad/transform/pipeline.py `pr
                 may see is resolved (rebinding, run-time guard) or refused
   normalize.py  Parsed -> (new FunctionDef, Normalizer): one operation per statement on atoms,
                 sugar removed; jumps.py then lowers break/continue/early return to flags
+                (operators.py: `srcad.grad(f)(x)` applied inside the function, at transform time)
   analyze.py    normalized FunctionDef -> `Analysis`: each statement's `Op` (kind, rule, operands;
                 methods.py resolves `self.f(...)` callees) and the active and useful names
+
+callees.py holds what several passes ask about a called object (a user function? does it write
+into its arguments?), so aliases, analyze and methods need not import each other.
 
 The frontend never imports srcad.transform; both build trees with srcad/syntax.py.
 """

@@ -34,8 +34,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import SrcadError, UnsupportedSyntaxError
-from ..rules.registry import ANY, FactSet
+from ..rules.registry import FactSet
 from ..syntax import source_lines
+from .callees import INPLACE_METHODS as _INPLACE_METHODS, is_inplace_func, is_inplace_method_of_global
+from .callees import is_user_function, member as _member
 from .inplace import _loc, _text, desugar_inplace
 
 if TYPE_CHECKING:
@@ -50,25 +52,7 @@ _ITEM_METHODS = FactSet("alias", "item", methods=True)    # an item of the recei
 _VIEW_ATTRS = FactSet("alias", "view-attribute", methods=True)
 _PLAIN_ATTRS = FactSet("alias", "plain-attribute", methods=True)
 _TRANSPOSES = FactSet("kind", "transpose", methods=True)        # `.T`: certainly an array's view
-_INPLACE_METHODS = FactSet("inplace", ANY, methods=True)  # methods that change their receiver
 _ADDS_ITEMS = FactSet("adds_items", methods=True)
-INPLACE_FUNCS = FactSet("inplace", ANY)                   # functions that write into their first argument
-
-
-def is_inplace_method_of_global(parsed, func, locals_):
-    """`BUF.append(v)`, `G.fill(v)`: an in-place method of a module-level object (not a module)."""
-    if not (isinstance(func, ast.Attribute) and func.attr in _INPLACE_METHODS and
-            parsed.is_global_ref(func.value, locals_)):
-        return False
-    found, obj = parsed.try_resolve(func.value, locals_)
-    return found and not isinstance(obj, types.ModuleType)
-
-
-def is_inplace_func(obj):
-    """A numpy function that writes into its first argument (np.put, np.add.at, ...)."""
-    if _member(obj, INPLACE_FUNCS):
-        return True
-    return getattr(obj, "__name__", None) == "at" and isinstance(getattr(obj, "__self__", None), np.ufunc)
 
 
 @dataclass(frozen=True)
@@ -316,7 +300,6 @@ class _Aliases:
             if is_inplace_func(obj) and e.args:
                 self.write(S, e.args[0], args[0], f"`{_text(e)}`")
                 return frozenset()
-            from .analyze import is_user_function
             if is_user_function(obj):
                 return self.user_call(e, S, summary_of(obj), obj=obj)
             if obj in (builtins.list, builtins.tuple, builtins.dict, builtins.sorted):
@@ -787,12 +770,6 @@ class _Unbound(dict):
 
 _UNBOUND_ARGS = _Unbound()
 
-
-def _member(obj, table):
-    try:
-        return obj in table
-    except TypeError:       # unhashable objects are in no table
-        return False
 
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
         ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",

@@ -13,10 +13,9 @@ from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import lookup
 from ..syntax import index_expr
 from .callables import transformable
+from .callees import atom_names as _names, is_inplace_func, is_inplace_method_of_global, is_user_function
 from .methods import is_user_method, method_call, method_of_object
 from .parse import Parsed
-
-_SYSTEM_MODULES = ("numpy", "scipy", "srcad", "builtins", "math")
 
 
 @dataclass
@@ -39,15 +38,6 @@ class Op:
 def _restore_item():
     from ..runtime import restore_item
     return restore_item
-
-
-def is_user_function(obj):
-    if not isinstance(obj, types.FunctionType):
-        return False
-    if hasattr(obj, "__srcad_derived__"):     # what a srcad operator returned: composed (srcad/composition.py)
-        return True
-    mod = getattr(obj, "__module__", "") or ""
-    return mod.split(".")[0] not in _SYSTEM_MODULES
 
 
 def _is_data(obj):
@@ -84,18 +74,6 @@ def _value_names(node):
     if isinstance(node, (ast.BoolOp, ast.Set)):
         return [n for v in (node.values if isinstance(node, ast.BoolOp) else node.elts) for n in _value_names(v)]
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
-
-
-def _names(atoms):
-    """(key, name) of the arguments that are names; the items of a *args parameter are keyed
-    (param, position)."""
-    out = []
-    for k, a in atoms:
-        if isinstance(a, tuple):
-            out += [((k, j), e.id) for j, e in enumerate(a) if isinstance(e, ast.Name)]
-        elif isinstance(a, ast.Name):
-            out.append((k, a.id))
-    return out
 
 
 class Analysis:
@@ -401,7 +379,6 @@ class Analysis:
         or closure cell (directly or through a local alias, see aliases.py), or through an
         in-place method or function other than append."""
         from ..errors import UnsupportedSyntaxError
-        from .aliases import is_inplace_func, is_inplace_method_of_global
         shared = getattr(self.parsed, "global_writes", set())
         for op in self._all_ops():
             if op.kind not in ("setitem", "append", "mutate", "call"):
