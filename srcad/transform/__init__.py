@@ -18,8 +18,9 @@ point, with every option in one `Options` value:
   fuse.py        adjoint FunctionDef -> the same, pairs of runtime helpers fused into one
   checkpoint.py  adjoint FunctionDef -> the same with its outer range loops reversed by binomial
                  checkpointing (only for checkpoint=k)
-  cleanup.py     generated FunctionDef -> the same, tidied as a person would write it: literals
-                 folded, copies propagated, dead code, dead flags and empty branches removed
+  cleanup/       generated FunctionDef -> the same, tidied as a person would write it, one module
+                 per rewrite: fold (literals), copies (propagation, coalescing), zeros (no zero
+                 adjoints), liveness, dead (dead code, empty branches); driver.py runs the rounds
   emit.py        generated FunctionDefs -> module text, a comment per user line
   compile.py     module text -> a Python module (registered with linecache)
 """
