@@ -158,7 +158,7 @@ NOT_RENDERED = {
     "srcad/transform/checkpoint.py:check_loop:checkpointing ": "not rendered here yet (checkpointing landed last)",
     "srcad/runtime/linalg.py:_norm_weights:np.linalg.norm with ord=": "not rendered here yet (norm rules changed last)",
     "srcad/runtime/linalg.py:norm_vjp_dot:second order of np.linalg.norm": "not rendered here yet (norm rules changed last)",
-    "srcad/frontend/aliases.py:": "not rendered here yet (the aliasing analysis landed last)",
+    "srcad/frontend/aliases/": "not rendered here yet (the aliasing analysis landed last)",
     "srcad/frontend/analyze.py:_check_shared_writes:": "not rendered here yet (the aliasing analysis landed last)",
     "srcad/distributed/_driver.py:vg:shard ": "needs a Dask cluster (tests/test_distributed.py)",
 }
