@@ -112,10 +112,6 @@ def _check_scalar(y, func, has_aux):
             f"to pull back a cotangent of the output's shape.")
 
 
-def _seed(has_aux):
-    return (1.0, 0.0) if has_aux else 1.0
-
-
 def _variant(base, checkpoint):
     """The cache variant: checkpoint=k (binomial checkpointing of range loops) makes its own code."""
     if checkpoint is None:

@@ -18,7 +18,6 @@ whose generated code is transformed in turn (reverse over reverse, forward over 
 It is rebuilt when f's derivative module is (a global f reads was rebound), and the code
 differentiated through it is then stale too (its Parsed watches `Derived.current`).
 """
-import ast
 import inspect
 import types
 

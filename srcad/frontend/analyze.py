@@ -8,6 +8,7 @@ flow-insensitive (a name is active if any assignment to it is), which is sound f
 import ast
 import types
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import lookup
@@ -18,11 +19,28 @@ from .methods import is_user_method, method_call, method_of_object
 from .parse import Parsed
 
 
+class OpKind(StrEnum):
+    """What kind of statement an Op is (a str, so `op.kind == "assign"` reads as before)."""
+    ASSIGN = "assign"               # name = operation
+    SETITEM = "setitem"             # name[index] = value
+    APPEND = "append"               # name.append(value)
+    POP = "pop"                     # name.pop(): undoing an append (generated adjoints)
+    MUTATE = "mutate"               # an in-place method or function on name
+    RESTORE_ITEM = "restore_item"   # generated adjoints undoing a dict item write
+    CALL = "call"                   # a call for its effect
+    IF = "if"
+    FOR = "for"
+    WHILE = "while"
+    RETURN = "return"
+    BREAK = "break"
+    OTHER = "other"
+
+
 @dataclass
 class Op:
     """What one normalized statement does: its kind, target, the rule that differentiates it,
     and the operands that may carry a derivative."""
-    kind: str                       # assign, setitem, append, call, if, for, while, break, return, other
+    kind: OpKind
     node: ast.AST
     target: str = None
     rhs: ast.AST = None
@@ -33,6 +51,9 @@ class Op:
     missing: str = None                           # a called function that has no rule
     unsupported: tuple = None                     # (construct, hint): refused if it carries a derivative
     receiver: object = None                       # what a method callee takes first (an atom)
+
+    def __post_init__(self):
+        self.kind = OpKind(self.kind)     # a kind that is none of OpKind's is an error here
 
 
 def _restore_item():
@@ -227,9 +248,9 @@ class Analysis:
         if isinstance(st, ast.Assign):
             t, rhs = st.targets[0], st.value
             if isinstance(t, ast.Subscript):
-                op = Op("setitem", st, t.value.id, rhs, operands=_names([("v", rhs)]))
+                op = Op(OpKind.SETITEM, st, t.value.id, rhs, operands=_names([("v", rhs)]))
                 return op
-            op = Op("assign", st, t.id, rhs)
+            op = Op(OpKind.ASSIGN, st, t.id, rhs)
             if isinstance(rhs, ast.Name) and rhs.id in self.locals:
                 op.rule, op.bound = lookup("op:Copy"), {"x": rhs}
             elif isinstance(rhs, ast.BinOp):
@@ -283,18 +304,19 @@ class Analysis:
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
             f = st.value.func
             if isinstance(f, ast.Attribute) and not self._global(f) and f.attr == "append":
-                return Op("append", st, f.value.id, st.value.args[0], operands=_names([("v", st.value.args[0])]))
+                return Op(OpKind.APPEND, st, f.value.id, st.value.args[0], operands=_names([("v", st.value.args[0])]))
             if isinstance(f, ast.Attribute) and not self._global(f) and f.attr == "pop" and not st.value.args:
-                return Op("pop", st, f.value.id)     # undoing an append (as generated adjoints do)
+                return Op(OpKind.POP, st, f.value.id)     # undoing an append (as generated adjoints do)
             if isinstance(f, ast.Attribute) and not self._global(f):
-                return Op("mutate", st, f.value.id, operands=_names(list(enumerate(st.value.args))))
+                return Op(OpKind.MUTATE, st, f.value.id, operands=_names(list(enumerate(st.value.args))))
             args = st.value.args
             if self._global(f) and self._resolve(f)[1] is _restore_item() and isinstance(args[0], ast.Name):
                 # generated adjoint code undoing a dict item write (transformed again for a Hessian)
-                return Op("restore_item", st, args[0].id, args[2], operands=_names([("v", args[2])]))
-            return Op("call", st)
-        kinds = {ast.If: "if", ast.For: "for", ast.While: "while", ast.Return: "return", ast.Break: "break"}
-        return Op(kinds.get(type(st), "other"), st)
+                return Op(OpKind.RESTORE_ITEM, st, args[0].id, args[2], operands=_names([("v", args[2])]))
+            return Op(OpKind.CALL, st)
+        kinds = {ast.If: OpKind.IF, ast.For: OpKind.FOR, ast.While: OpKind.WHILE, ast.Return: OpKind.RETURN,
+                 ast.Break: OpKind.BREAK}
+        return Op(kinds.get(type(st), OpKind.OTHER), st)
 
     # -- activity ------------------------------------------------------------------------
     def _all_ops(self):
@@ -392,7 +414,7 @@ class Analysis:
             line = getattr(op.node, "user_line", getattr(op.node, "lineno", 0))
             text = self.parsed.line_text(line)
             if op.kind == "call" and is_inplace_method_of_global(self.parsed, call.func, self.locals):
-                op = Op("mutate", op.node, ast.unparse(call.func.value))
+                op = Op(OpKind.MUTATE, op.node, ast.unparse(call.func.value))
             elif op.kind == "call":
                 found, obj = self._resolve(call.func) if self._global(call.func) else (False, None)
                 if found and is_inplace_func(obj):

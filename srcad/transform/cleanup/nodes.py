@@ -178,19 +178,11 @@ def _rt_helper(call):
     return None
 
 
-def _consumes(node, names):
-    """Does node pass one of names to a runtime helper that may update it in place?"""
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call) and _rt_helper(n) in _CONSUMING and n.args:
-            first = n.args[0]
-            if isinstance(first, ast.Name) and first.id in names:
-                return True
-    return False
-
-
 class _Facts:
     """A statement's reads, the names it binds, whether it holds a nested scope, and the names it
-    may write in place or hand to an in-place helper (see _mutates and _consumes)."""
+    may write in place or hand to an in-place helper. After `a = b`, Python sees one object; a
+    transformation of this code (forward mode over an adjoint) sees two values, so a copy is
+    never propagated across a statement that touches either."""
     __slots__ = ("loads", "binds", "scope", "touched")
 
     def __init__(self, st, local_names):
@@ -221,33 +213,6 @@ class _Facts:
                     for arg in n.args + [k.value for k in n.keywords]:
                         touched |= {m.id for m in ast.walk(arg) if isinstance(m, ast.Name)}
         self.loads, self.binds, self.scope, self.touched = frozenset(loads), frozenset(binds), scope, frozenset(touched)
-
-
-def _mutates(node, names, local_names):
-    """May node change, in place, the object one of names holds (an index or attribute write,
-    a method call on it, or a call srcad does not know to be pure that is handed it)? After
-    `a = b`, Python sees one object; a transformation of this code (forward mode over an adjoint)
-    sees two values, so a copy is never propagated across such a statement."""
-    for n in ast.walk(node):
-        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            root = n.value
-            while isinstance(root, (ast.Subscript, ast.Attribute)):
-                root = root.value
-            if isinstance(root, ast.Name) and root.id in names:
-                return True
-        if isinstance(n, ast.Call):
-            chain = _attr_chain(n.func)
-            if chain and len(chain) > 1 and chain[0] in names:
-                return True         # a.method(...)
-            if _rt_helper(n) in _CONSUMING:
-                continue            # they write their first argument only (see _consumes)
-            if not _pure_call(n, local_names):
-                receiver_only = chain and len(chain) == 2 and chain[1] == "append"
-                if not receiver_only and any(isinstance(m, ast.Name) and m.id in names
-                                             for arg in n.args + [k.value for k in n.keywords]
-                                             for m in ast.walk(arg)):
-                    return True
-    return False
 
 
 def _cannot_raise(e):
