@@ -10,6 +10,7 @@ import types
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ..dataflow import reach
 from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import lookup
 from ..syntax import index_expr
@@ -335,32 +336,26 @@ class Analysis:
                 and op.target in indices}
 
     def _active(self, active):
+        """Names that depend on the wrt names through differentiable operations (flow-insensitive:
+        a name is active if any assignment to it is)."""
         restores = self._restores()
-        changed = True
-        while changed:
-            changed = False
-            for op in self._all_ops():
-                if op.target and op.target not in active and op.kind != "mutate" and id(op) not in restores:
-                    if any(n in active for _, n in op.operands) and not (op.rule is not None and op.rule.nondiff):
-                        active.add(op.target)
-                        changed = True
-        return active
+        feeds = {}      # operand name -> targets of the operations it carries a derivative into
+        for op in self._all_ops():
+            if op.target and op.kind != "mutate" and id(op) not in restores and \
+                    not (op.rule is not None and op.rule.nondiff):
+                for _, n in op.operands:
+                    feeds.setdefault(n, []).append(op.target)
+        return reach(active, lambda n: feeds.get(n, ()))
 
     def _useful(self):
-        useful = set()
-        for node in ast.walk(self.fn):
-            if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
-                useful.add(node.value.id)
-        changed = True
-        while changed:
-            changed = False
-            for op in self._all_ops():
-                if op.target in useful:
-                    for _, n in op.operands:
-                        if n not in useful:
-                            useful.add(n)
-                            changed = True
-        return useful
+        """Names whose value reaches a returned name."""
+        returned = {node.value.id for node in ast.walk(self.fn)
+                    if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)}
+        reads = {}      # target -> the operands of every operation assigning it
+        for op in self._all_ops():
+            if op.target is not None:
+                reads.setdefault(op.target, []).extend(n for _, n in op.operands)
+        return reach(returned, lambda n: reads.get(n, ()))
 
     def is_active(self, op):
         """Does this statement need an adjoint (or tangent)?"""

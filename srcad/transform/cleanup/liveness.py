@@ -3,6 +3,7 @@ in a later iteration is live at the loop's end); live sets are bit masks over th
 names. Strong liveness: a dead assignment that will go does not make what it reads live."""
 import ast
 
+from ...dataflow import Dataflow
 from ...syntax import is_comment
 from .nodes import _blocks, _loads_in_list, _scan, _target_names
 
@@ -54,7 +55,7 @@ class Liveness:
     def _liveness(self):
         self.live_after = {}
         self._lv_memo = {}
-        self._live_block(self.fn.body, 0, None)
+        _Live(self).solve(self.fn.body, 0)
 
     def _uses(self, node):
         got = self._lv_memo.get(id(node))
@@ -79,45 +80,40 @@ class Liveness:
             got = self._lv_memo[key] = self._mask(names)
         return got
 
-    def _live_block(self, block, out, loop):
-        """Names live before block, given those live after it; records live_after per statement.
-        loop = (live at the enclosing loop's head, live after the loop) for continue / break."""
-        live = out
-        for st in reversed(block):
-            self.live_after[id(st)] = live
-            live = self._live_stmt(st, live, loop)
-        return live
 
-    def _live_stmt(self, st, out, loop):
+class _Live(Dataflow):
+    """Backward liveness (srcad/dataflow.py): a bit mask of the names live after a point; meet
+    is the union. Records `live_after` of every statement on the Cleanup it runs for."""
+    forward = False
+    bottom = 0
+
+    def __init__(self, c):
+        self.c = c
+
+    def meet(self, a, b):
+        return a | b
+
+    def at(self, st, live):
+        self.c.live_after[id(st)] = live
+
+    def test(self, e, live):
+        return live | self.c._uses(e)
+
+    def target(self, st, live):
+        return (live & ~self.c._kills(st)) | self.c._uses(st.target)
+
+    def exit(self, st, live):
+        return self.c._uses(st)
+
+    def transfer(self, st, out):
+        c = self.c
         if is_comment(st):
             return out
-        if isinstance(st, ast.If):
-            return (self._live_block(st.body, out, loop) | self._live_block(st.orelse, out, loop)
-                    | self._uses(st.test))
-        if isinstance(st, (ast.For, ast.While)):
-            after_else = self._live_block(st.orelse, out, loop)
-            head = 0
-            while True:
-                inner = self._live_block(st.body, head, (head, out))
-                if isinstance(st, ast.For):
-                    new = after_else | (inner & ~self._kills(st)) | self._uses(st.target)
-                else:
-                    new = after_else | inner | self._uses(st.test)
-                if new == head:
-                    break
-                head = new
-            return head | (self._uses(st.iter) if isinstance(st, ast.For) else 0)
-        if isinstance(st, ast.Break):
-            return loop[1] if loop else out
-        if isinstance(st, ast.Continue):
-            return loop[0] if loop else out
-        if isinstance(st, (ast.Return, ast.Raise)):
-            return self._uses(st)
         if isinstance(st, ast.FunctionDef):
-            header = self._mask(_loads_in_list(st.decorator_list + st.args.defaults
-                                               + [d for d in st.args.kw_defaults if d]))
-            return (out & ~self._bit(st.name)) | header | self._mask(self.pinned)
-        kills = self._kills(st)
-        if not out & kills and isinstance(st, ast.Assign) and self._droppable(st):
+            header = c._mask(_loads_in_list(st.decorator_list + st.args.defaults
+                                            + [d for d in st.args.kw_defaults if d]))
+            return (out & ~c._bit(st.name)) | header | c._mask(c.pinned)
+        kills = c._kills(st)
+        if not out & kills and isinstance(st, ast.Assign) and c._droppable(st):
             return out      # dead and going: what it reads is not live on its account (strong liveness)
-        return (out & ~kills) | self._uses(st)
+        return (out & ~kills) | c._uses(st)

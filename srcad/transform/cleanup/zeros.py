@@ -2,9 +2,38 @@
 must-analysis over branches and loops shows x_bar certainly holds the literal zero."""
 import ast
 
+from ...dataflow import Dataflow
 from ...syntax import is_comment
 from .fold import _NUM
 from .nodes import _rt_helper, _scan, _simple_target, _target_names
+
+
+class _MustBeZero(Dataflow):
+    """Forward must-analysis: the names that certainly hold a literal zero (a frozenset; meet is
+    the intersection). Records, for each `x = rt.add(x, e)`, whether x is certainly zero there."""
+    forward = True
+
+    def __init__(self, pinned):
+        self.pinned = pinned
+        self.hits = {}          # id(statement) -> (statement, x certainly zero there)
+
+    def meet(self, a, b):
+        return a & b
+
+    def target(self, st, x):
+        return x - _target_names(st.target)
+
+    def transfer(self, st, zeros):
+        if is_comment(st):
+            return zeros
+        if isinstance(st, ast.FunctionDef):
+            return zeros - {st.name}
+        x = _simple_target(st)
+        if x is not None and _add_to(st, x) is not None:
+            self.hits[id(st)] = (st, x in zeros and x not in self.pinned)
+        if x is not None and _is_zero_literal(st.value):
+            return zeros | {x}
+        return zeros - _scan(st)[1]
 
 
 class Zeros:
@@ -13,71 +42,16 @@ class Zeros:
     def _zeros(self):
         """`x = rt.add(x, e)` where x certainly holds a literal zero -> `x = e` (rt.add of a zero
         returns its other argument itself). "Certainly" is a forward must-analysis over branches
-        and loops: a zero set before a loop still holds at `rt.add` in the body only if every
-        iteration sets it back to zero before the next one (else the first write must dominate)."""
-        self._zero_hits = {}
-        self._zflow(self.fn.body, frozenset(), None)
+        and loops (srcad/dataflow.py): a zero set before a loop still holds at `rt.add` in the
+        body only if every iteration sets it back to zero before the next one."""
+        problem = _MustBeZero(self.pinned)
+        problem.solve(self.fn.body, frozenset())
         changed = False
-        for st, hit in self._zero_hits.values():
+        for st, hit in problem.hits.values():
             if hit:
                 st.value = st.value.args[1]
                 changed = True
         return changed
-
-    def _zflow(self, block, zeros, loop):
-        """Names holding a literal zero after block (None: the end is not reached)."""
-        for st in block:
-            if zeros is None:
-                return None
-            zeros = self._zstmt(st, zeros, loop)
-        return zeros
-
-    def _zstmt(self, st, zeros, loop):
-        if is_comment(st):
-            return zeros
-        if isinstance(st, ast.If):
-            return _meet(self._zflow(st.body, zeros, loop), self._zflow(st.orelse, zeros, loop))
-        if isinstance(st, (ast.For, ast.While)):
-            head = zeros
-            target = _target_names(st.target) if isinstance(st, ast.For) else frozenset()
-            while True:
-                breaks, conts = [], []
-                end = self._zflow(st.body, head - target, (breaks, conts))
-                new = zeros
-                for z in [end] + conts:
-                    new = _meet(new, z)
-                if new == head:
-                    break
-                head = new
-            out = self._zflow(st.orelse, head, loop)
-            for z in breaks:
-                out = _meet(out, z)
-            return out
-        if isinstance(st, ast.Break):
-            loop[0].append(zeros)
-            return None
-        if isinstance(st, ast.Continue):
-            loop[1].append(zeros)
-            return None
-        if isinstance(st, (ast.Return, ast.Raise)):
-            return None
-        if isinstance(st, ast.FunctionDef):
-            return zeros - {st.name}
-        x = _simple_target(st)
-        if x is not None and _add_to(st, x) is not None:
-            self._zero_hits[id(st)] = (st, x in zeros and x not in self.pinned)
-        if x is not None and _is_zero_literal(st.value):
-            return zeros | {x}
-        return zeros - _scan(st)[1]
-
-
-def _meet(a, b):
-    """Names zero on both paths (None: a path that does not arrive)."""
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a & b
 
 
 def _is_zero_literal(e):
