@@ -15,6 +15,7 @@ from .errors import InputError, NonScalarOutputError, SrcadError
 from .composition import derived, derived_of
 from .frontend.callables import method_function, unpack_callable
 from .inputs import check_args, check_coo_kept, differentiated_tangents, plain, unsorted_coo
+from .transform import pipeline
 from .transform.kinds import signature as _signature
 
 
@@ -109,10 +110,6 @@ def _check_scalar(y, func, has_aux):
             f"{type(y).__name__}{' of shape ' + str(shape) if shape is not None else ''}. For a non-scalar "
             f"output use srcad.jacobian({func.__name__}) for the full Jacobian, or srcad.vjp({func.__name__}, ...) "
             f"to pull back a cotangent of the output's shape.")
-
-
-def _seed(has_aux):
-    return (1.0, 0.0) if has_aux else 1.0
 
 
 def _variant(base, checkpoint):
@@ -289,20 +286,26 @@ def _check_cotangent(dy, y):
                          f"output has shape {np.shape(y)}. Pass a cotangent of the output's shape.")
 
 
-def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None):
+def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit"):
     """The generated derivative code of f as the text of a standalone Python module. With example
     arguments `args` (a tuple), the code specialised to their kinds (Python float or array, dtype,
-    ndim, sparse class): what grad runs for such arguments."""
+    ndim, sparse class): what grad runs for such arguments. With `stage` (a pass's name, in
+    srcad.transform.pipeline.STAGES), the code as it stands after that pass."""
     if mode not in ("reverse", "forward"):
         raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}. Pass one of those two.")
     if checkpoint is not None and mode != "reverse":
         raise SrcadError("checkpoint=k applies to reverse mode only (forward mode keeps no tape). Drop "
                          "checkpoint, or pass mode='reverse'.")
+    pipeline.check_stage(stage, mode)
     passed = _as_passed(f)
     if passed:
         return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint,
-                    None if args is None else tuple(passed[1]) + tuple(args))
-    return cache.text(f, mode, wrt, _variant("plain", checkpoint), None if args is None else _signature(tuple(args)))
+                    None if args is None else tuple(passed[1]) + tuple(args), stage)
+    sig = None if args is None else _signature(tuple(args))
+    if stage != "emit":     # a pass's output is for reading: built afresh, never cached
+        options = pipeline.Options.from_variant(mode, wrt, (), _variant("plain", checkpoint), sig)
+        return pipeline.stage_text(f, pipeline.replace(options, stage=stage))
+    return cache.text(f, mode, wrt, _variant("plain", checkpoint), sig)
 
 
 def jvp(f, primals, tangents):
@@ -671,3 +674,8 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
         _, y_dot = sweep(e.reshape(xshape) if xshape else float(e[0]))
         J[:, k] = np.ravel(np.broadcast_to(np.asarray(y_dot, dtype=float), yshape))
     return J
+
+
+for _operator in (grad, value_and_grad, jacobian, hessian, hvp):
+    # known by this mark when applied inside differentiated code (srcad/frontend/operators.py)
+    _operator.__srcad_operator__ = True

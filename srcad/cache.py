@@ -34,7 +34,7 @@ from pathlib import Path
 from .errors import CacheWarning
 from .rules import registry
 from .transform.compile import compile_module
-from .transform.emit import build
+from .transform.pipeline import Options, build
 
 ENV_DIR = "SRCAD_CACHE_DIR"
 ENV_MAX_FILES = "SRCAD_CACHE_MAX_FILES"
@@ -97,7 +97,7 @@ def _entry(key, func, mode, wrt, row_sparse, variant, sig=None):
         _forget_old_generations()
         entry = _TEXTS.get(key)
         if entry is None or not _fresh(entry[3]):
-            entry = _TEXTS[key] = build(func, mode, wrt, row_sparse, variant, sig)
+            entry = _TEXTS[key] = build(func, Options.from_variant(mode, wrt, row_sparse, variant, sig))
             _MODULES.pop(key, None)
         return entry
 

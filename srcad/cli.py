@@ -79,6 +79,10 @@ def main(argv=None):
     p.add_argument("target", help="FILE.py:FUNC or package.module:FUNC")
     p.add_argument("--mode", choices=["reverse", "forward"], default="reverse")
     p.add_argument("--wrt", default="0", help="the differentiated parameters: indices or names, comma-separated")
+    p.add_argument("--stage", default="emit", metavar="NAME",
+                   help="print the code after this pass instead of the module: one of "
+                        "parse, fence, aliases, normalize, analyze, kinds, reverse, forward, fuse, checkpoint, "
+                        "cleanup, emit")
     p.add_argument("-o", "--output", help="write the module to this file instead of printing it")
     r = sub.add_parser("rules", help="list every supported function with its derivative modes")
     r.add_argument("--all", action="store_true", help="also list the rules of srcad's runtime helpers")
@@ -94,7 +98,7 @@ def main(argv=None):
         sys.stdout.write(format_rules(include_internal=args.all))
         return 0
     try:
-        text = emit(_load(args.target), mode=args.mode, wrt=_wrt(args.wrt))
+        text = emit(_load(args.target), mode=args.mode, wrt=_wrt(args.wrt), stage=args.stage)
     except SrcadError as exc:
         print(f"srcad: error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2

@@ -32,9 +32,6 @@ class Namer:
         self.taken.add(cand)
         return cand
 
-    def reserve(self, name: str) -> None:
-        self.taken.add(name)
-
     @staticmethod
     def describe(rhs: ast.AST, hint: str) -> str:
         """A name for the value an operation holds: exp_z for np.exp(z), neg_z for -z."""

@@ -1,4 +1,4 @@
-"""The cleanup pass (srcad/transform/cleanup.py): each rewrite on small hand-written functions
+"""The cleanup pass (srcad/transform/cleanup/): each rewrite on small hand-written functions
 (text before -> text after), and the emitted adjoints of the quickstart and the scalar loop pinned
 by what they no longer contain. Gradients through the cleaned code are checked against central
 finite differences."""

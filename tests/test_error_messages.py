@@ -159,7 +159,7 @@ NOT_RENDERED = {
     "srcad/transform/checkpoint.py:check_loop:checkpointing ": "not rendered here yet (checkpointing landed last)",
     "srcad/runtime/linalg.py:_norm_weights:np.linalg.norm with ord=": "not rendered here yet (norm rules changed last)",
     "srcad/runtime/linalg.py:norm_vjp_dot:second order of np.linalg.norm": "not rendered here yet (norm rules changed last)",
-    "srcad/frontend/aliases.py:": "not rendered here yet (the aliasing analysis landed last)",
+    "srcad/frontend/aliases/": "not rendered here yet (the aliasing analysis landed last)",
     "srcad/frontend/analyze.py:_check_shared_writes:": "not rendered here yet (the aliasing analysis landed last)",
     "srcad/distributed/_driver.py:vg:shard ": "needs a Dask cluster (tests/test_distributed.py)",
 }
@@ -567,6 +567,8 @@ CASES = [
          marker="srcad.grad(c.plain, wrt=5)"),
     Case("emit_mode", lambda: srcad.emit(c.plain, mode="sideways"), "mode must be", "Pass one", THIS_FILE,
          marker='srcad.emit(c.plain, mode="sideways")'),
+    Case("emit_stage", lambda: srcad.emit(c.plain, stage="normalise"), "stage='normalise'", "Pass one of parse",
+         THIS_FILE, marker='srcad.emit(c.plain, stage="normalise")'),
     Case("jacobian_mode", lambda: srcad.jacobian(c.plain, mode="x"), "mode must be", "Pass one", THIS_FILE,
          marker='srcad.jacobian(c.plain, mode="x")'),
     Case("jacobian_sparsity", lambda: srcad.jacobian(c.plain, sparsity="x"), "sparsity must be", "Pass one",

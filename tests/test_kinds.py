@@ -11,7 +11,7 @@ import srcad
 from srcad import cache
 from srcad.frontend.analyze import Analysis
 from srcad.transform.kinds import UNKNOWN, Kind, Kinds, param_kinds, signature
-from srcad.transform.unit import prepare
+from srcad.transform.pipeline import prepare
 
 from fdcheck import assert_grad_close
 

@@ -92,7 +92,7 @@ def test_every_pass_class_says_what_it_does():
 def test_the_pass_classes_are_documented_as_passes():
     want = {"Reverse": "transform/reverse.py", "Forward": "transform/forward.py", "Unit": "transform/unit.py",
             "Analysis": "frontend/analyze.py", "Normalizer": "frontend/normalize.py",
-            "_Aliases": "frontend/aliases.py", "_Desugar": "frontend/inplace.py", "_Fence": "frontend/fence.py",
+            "_Aliases": "frontend/aliases/analysis.py", "_Desugar": "frontend/inplace.py", "_Fence": "frontend/fence.py",
             "_Lowerer": "frontend/jumps.py"}
     found = {}
     for rel, tree in _modules():
@@ -118,13 +118,13 @@ def test_package_docstrings_list_every_module_in_pipeline_order():
 
 
 def test_frontend_docstring_follows_the_order_the_driver_runs_the_passes():
-    """The order of srcad/frontend/__init__.py's listing is the order in which transform/unit.py
+    """The order of srcad/frontend/__init__.py's listing is the order in which transform/pipeline.py
     first calls each frontend module's entry point."""
     with open(os.path.join(ROOT, "frontend", "__init__.py")) as fh:
         doc = ast.get_docstring(ast.parse(fh.read()))
     listed = [ln.split()[0] for ln in doc.splitlines() if ln.startswith("  ") and not ln.startswith("   ")
               and ln.split()[0].endswith(".py")]
-    with open(os.path.join(ROOT, "transform", "unit.py")) as fh:
+    with open(os.path.join(ROOT, "transform", "pipeline.py")) as fh:
         tree = ast.parse(fh.read())
     module_of = {a.asname or a.name: node.module.split(".")[-1] + ".py" for node in tree.body
                  if isinstance(node, ast.ImportFrom) and node.level == 2 and (node.module or "").startswith("frontend.")

@@ -6,7 +6,7 @@ import pytest
 
 import srcad
 from srcad.frontend.analyze import Analysis
-from srcad.transform.unit import prepare
+from srcad.transform.pipeline import prepare
 
 
 def mixed(x, y, n):

@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 import pytest
 
-from srcad.transform.unit import prepare
+from srcad.transform.pipeline import prepare
 
 
 def nested(x, y):

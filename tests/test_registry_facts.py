@@ -21,7 +21,7 @@ from srcad.rules import registry
 from srcad.rules.registry import facts, lookup
 
 ROOT = pathlib.Path(srcad.__file__).parent
-PASSES = sorted((ROOT / "frontend").glob("*.py")) + sorted((ROOT / "transform").glob("*.py"))
+PASSES = sorted((ROOT / "frontend").rglob("*.py")) + sorted((ROOT / "transform").rglob("*.py"))   # packages too
 X = np.array([0.3, 1.2, -0.7])
 
 

@@ -59,8 +59,7 @@ from srcad import api
 from srcad.rules import registry
 from srcad.rules.listing import key_name
 from srcad.tree import is_node, tree_flatten, tree_leaves, tree_map, tree_unflatten
-from srcad.transform.forward import forward_unit
-from srcad.transform.unit import Unit
+from srcad.transform.pipeline import derivative
 from systematic_cases import ForwardOnly, S
 from test_rules_sweep import Case
 
@@ -420,11 +419,10 @@ def rules_exercised(cases):
             if (case.f, wrt) in done:
                 continue
             done.add((case.f, wrt))
-            steps = [lambda: Unit("reverse").reverse(case.f, wrt), lambda: forward_unit(Unit("forward"), case.f, wrt)]
+            steps = [lambda: derivative(case.f, "reverse", wrt), lambda: derivative(case.f, "forward", wrt)]
             for k in wrt:
-                steps += [lambda k=k, j=j: forward_unit(Unit("forward"), api._vjp_function(case.f, k), j)
-                          for j in wrt]
-                steps.append(lambda k=k: forward_unit(Unit("forward"), _tangent_function(case.f, build(case)), k))
+                steps += [lambda k=k, j=j: derivative(api._vjp_function(case.f, k), "forward", j) for j in wrt]
+                steps.append(lambda k=k: derivative(_tangent_function(case.f, build(case)), "forward", k))
             for step in steps:
                 try:    # a case that srcad cannot transform fails in test_case, with its reason
                     step()

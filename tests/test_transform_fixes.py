@@ -573,7 +573,7 @@ def test_alias_guards_have_rules():
     from pathlib import Path
     from srcad import runtime as rt
     from srcad.rules.registry import lookup
-    text = Path(srcad.__file__).with_name("frontend").joinpath("aliases.py").read_text()
+    text = Path(srcad.__file__).with_name("frontend").joinpath("aliases", "rewrite.py").read_text()
     helpers = set(re.findall(r'ast\.Name\(rt_name, ast\.Load\(\)\), "(\w+)"', text))
     assert {"slices_are_views", "updates_in_place", "refuse_shared_update"} <= helpers
     for h in helpers:

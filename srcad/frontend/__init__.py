@@ -1,18 +1,23 @@
 """The frontend: a user's Python function -> a normalized, analysed syntax tree.
 
-The passes, in pipeline order (input -> output); srcad/transform/unit.py `prepare` runs them:
+The passes, in pipeline order (input -> output); srcad/transform/pipeline.py `prepare` runs them:
 
   parse.py      function object -> `Parsed` (its syntax tree at the file's line numbers, and the
                 objects its free names resolve to); freshness.py checks the source read is the
                 code that runs, callables.py brings lambdas/methods/partials to plain functions
   fence.py      Parsed -> Parsed, unchanged; raises at the first construct srcad does not support
-  aliases.py    Parsed -> Parsed, tree rewritten in place: inplace.py first writes `out=`,
+  aliases/      Parsed -> Parsed, tree rewritten in place: inplace.py first writes `out=`,
                 `np.copyto`, `.fill` as subscript writes, then every in-place write another name
-                may see is resolved (rebinding, run-time guard) or refused
+                may see is resolved (rebinding, run-time guard) or refused (a package: domain,
+                expressions, writes, statements, messages, analysis, rewrite)
   normalize.py  Parsed -> (new FunctionDef, Normalizer): one operation per statement on atoms,
                 sugar removed; jumps.py then lowers break/continue/early return to flags
+                (operators.py: `srcad.grad(f)(x)` applied inside the function, at transform time)
   analyze.py    normalized FunctionDef -> `Analysis`: each statement's `Op` (kind, rule, operands;
                 methods.py resolves `self.f(...)` callees) and the active and useful names
+
+callees.py holds what several passes ask about a called object (a user function? does it write
+into its arguments?), so aliases, analyze and methods need not import each other.
 
 The frontend never imports srcad.transform; both build trees with srcad/syntax.py.
 """

@@ -8,22 +8,40 @@ flow-insensitive (a name is active if any assignment to it is), which is sound f
 import ast
 import types
 from dataclasses import dataclass, field
+from enum import StrEnum
 
+from ..dataflow import reach
 from ..errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import facts, lookup
 from ..syntax import index_expr
 from .callables import transformable
+from .callees import atom_names as _names, is_inplace_func, is_inplace_method_of_global, is_user_function
 from .methods import is_user_method, method_call, method_of_object
 from .parse import Parsed
 
-_SYSTEM_MODULES = ("numpy", "scipy", "srcad", "builtins", "math")
+
+class OpKind(StrEnum):
+    """What kind of statement an Op is (a str, so `op.kind == "assign"` reads as before)."""
+    ASSIGN = "assign"               # name = operation
+    SETITEM = "setitem"             # name[index] = value
+    APPEND = "append"               # name.append(value)
+    POP = "pop"                     # name.pop(): undoing an append (generated adjoints)
+    MUTATE = "mutate"               # an in-place method or function on name
+    RESTORE_ITEM = "restore_item"   # generated adjoints undoing a dict item write
+    CALL = "call"                   # a call for its effect
+    IF = "if"
+    FOR = "for"
+    WHILE = "while"
+    RETURN = "return"
+    BREAK = "break"
+    OTHER = "other"
 
 
 @dataclass
 class Op:
     """What one normalized statement does: its kind, target, the rule that differentiates it,
     and the operands that may carry a derivative."""
-    kind: str                       # assign, setitem, append, call, if, for, while, break, return, other
+    kind: OpKind
     node: ast.AST
     target: str = None
     rhs: ast.AST = None
@@ -36,19 +54,13 @@ class Op:
     unsupported: tuple = None                     # (construct, hint): refused if it carries a derivative
     receiver: object = None                       # what a method callee takes first (an atom)
 
+    def __post_init__(self):
+        self.kind = OpKind(self.kind)     # a kind that is none of OpKind's is an error here
+
 
 def _restore_item():
     from ..runtime import restore_item
     return restore_item
-
-
-def is_user_function(obj):
-    if not isinstance(obj, types.FunctionType):
-        return False
-    if hasattr(obj, "__srcad_derived__"):     # what a srcad operator returned: composed (srcad/composition.py)
-        return True
-    mod = getattr(obj, "__module__", "") or ""
-    return mod.split(".")[0] not in _SYSTEM_MODULES
 
 
 def _is_data(obj):
@@ -85,18 +97,6 @@ def _value_names(node):
     if isinstance(node, (ast.BoolOp, ast.Set)):
         return [n for v in (node.values if isinstance(node, ast.BoolOp) else node.elts) for n in _value_names(v)]
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
-
-
-def _names(atoms):
-    """(key, name) of the arguments that are names; the items of a *args parameter are keyed
-    (param, position)."""
-    out = []
-    for k, a in atoms:
-        if isinstance(a, tuple):
-            out += [((k, j), e.id) for j, e in enumerate(a) if isinstance(e, ast.Name)]
-        elif isinstance(a, ast.Name):
-            out.append((k, a.id))
-    return out
 
 
 class Analysis:
@@ -255,9 +255,9 @@ class Analysis:
         if isinstance(st, ast.Assign):
             t, rhs = st.targets[0], st.value
             if isinstance(t, ast.Subscript):
-                op = Op("setitem", st, t.value.id, rhs, operands=_names([("v", rhs)]))
+                op = Op(OpKind.SETITEM, st, t.value.id, rhs, operands=_names([("v", rhs)]))
                 return op
-            op = Op("assign", st, t.id, rhs)
+            op = Op(OpKind.ASSIGN, st, t.id, rhs)
             if isinstance(rhs, ast.Name) and rhs.id in self.locals:
                 op.rule, op.bound = lookup("op:Copy"), {"x": rhs}
             elif isinstance(rhs, ast.BinOp):
@@ -311,18 +311,19 @@ class Analysis:
         if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
             f = st.value.func
             if isinstance(f, ast.Attribute) and not self._global(f) and f.attr == "append":
-                return Op("append", st, f.value.id, st.value.args[0], operands=_names([("v", st.value.args[0])]))
+                return Op(OpKind.APPEND, st, f.value.id, st.value.args[0], operands=_names([("v", st.value.args[0])]))
             if isinstance(f, ast.Attribute) and not self._global(f) and f.attr == "pop" and not st.value.args:
-                return Op("pop", st, f.value.id)     # undoing an append (as generated adjoints do)
+                return Op(OpKind.POP, st, f.value.id)     # undoing an append (as generated adjoints do)
             if isinstance(f, ast.Attribute) and not self._global(f):
-                return Op("mutate", st, f.value.id, operands=_names(list(enumerate(st.value.args))))
+                return Op(OpKind.MUTATE, st, f.value.id, operands=_names(list(enumerate(st.value.args))))
             args = st.value.args
             if self._global(f) and self._resolve(f)[1] is _restore_item() and isinstance(args[0], ast.Name):
                 # generated adjoint code undoing a dict item write (transformed again for a Hessian)
-                return Op("restore_item", st, args[0].id, args[2], operands=_names([("v", args[2])]))
-            return Op("call", st)
-        kinds = {ast.If: "if", ast.For: "for", ast.While: "while", ast.Return: "return", ast.Break: "break"}
-        return Op(kinds.get(type(st), "other"), st)
+                return Op(OpKind.RESTORE_ITEM, st, args[0].id, args[2], operands=_names([("v", args[2])]))
+            return Op(OpKind.CALL, st)
+        kinds = {ast.If: OpKind.IF, ast.For: OpKind.FOR, ast.While: OpKind.WHILE, ast.Return: OpKind.RETURN,
+                 ast.Break: OpKind.BREAK}
+        return Op(kinds.get(type(st), OpKind.OTHER), st)
 
     # -- activity ------------------------------------------------------------------------
     def _all_ops(self):
@@ -341,32 +342,26 @@ class Analysis:
                 and op.target in indices}
 
     def _active(self, active):
+        """Names that depend on the wrt names through differentiable operations (flow-insensitive:
+        a name is active if any assignment to it is)."""
         restores = self._restores()
-        changed = True
-        while changed:
-            changed = False
-            for op in self._all_ops():
-                if op.target and op.target not in active and op.kind != "mutate" and id(op) not in restores:
-                    if any(n in active for _, n in op.operands) and not (op.rule is not None and op.rule.nondiff):
-                        active.add(op.target)
-                        changed = True
-        return active
+        feeds = {}      # operand name -> targets of the operations it carries a derivative into
+        for op in self._all_ops():
+            if op.target and op.kind != "mutate" and id(op) not in restores and \
+                    not (op.rule is not None and op.rule.nondiff):
+                for _, n in op.operands:
+                    feeds.setdefault(n, []).append(op.target)
+        return reach(active, lambda n: feeds.get(n, ()))
 
     def _useful(self):
-        useful = set()
-        for node in ast.walk(self.fn):
-            if isinstance(node, ast.Return) and isinstance(node.value, ast.Name):
-                useful.add(node.value.id)
-        changed = True
-        while changed:
-            changed = False
-            for op in self._all_ops():
-                if op.target in useful:
-                    for _, n in op.operands:
-                        if n not in useful:
-                            useful.add(n)
-                            changed = True
-        return useful
+        """Names whose value reaches a returned name."""
+        returned = {node.value.id for node in ast.walk(self.fn)
+                    if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)}
+        reads = {}      # target -> the operands of every operation assigning it
+        for op in self._all_ops():
+            if op.target is not None:
+                reads.setdefault(op.target, []).extend(n for _, n in op.operands)
+        return reach(returned, lambda n: reads.get(n, ()))
 
     def is_active(self, op):
         """Does this statement need an adjoint (or tangent)?"""
@@ -407,7 +402,6 @@ class Analysis:
         or closure cell (directly or through a local alias, see aliases.py), or through an
         in-place method or function other than append."""
         from ..errors import UnsupportedSyntaxError
-        from .aliases import is_inplace_func, is_inplace_method_of_global
         shared = getattr(self.parsed, "global_writes", set())
         for op in self._all_ops():
             if op.kind not in ("setitem", "append", "mutate", "call"):
@@ -421,7 +415,7 @@ class Analysis:
             line = getattr(op.node, "user_line", getattr(op.node, "lineno", 0))
             text = self.parsed.line_text(line)
             if op.kind == "call" and is_inplace_method_of_global(self.parsed, call.func, self.locals):
-                op = Op("mutate", op.node, ast.unparse(call.func.value))
+                op = Op(OpKind.MUTATE, op.node, ast.unparse(call.func.value))
             elif op.kind == "call":
                 found, obj = self._resolve(call.func) if self._global(call.func) else (False, None)
                 if found and is_inplace_func(obj):

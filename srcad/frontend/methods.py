@@ -17,16 +17,7 @@ import types
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
 from .callables import AttributeWatch, method_function, resolve_method
-
-
-def _names(atoms):
-    from .analyze import _names as names
-    return names(atoms)
-
-
-def _is_user(obj):
-    from .analyze import is_user_function
-    return is_user_function(obj)
+from .callees import atom_names as _names, is_user_function as _is_user
 
 
 def is_user_method(obj):

@@ -20,8 +20,8 @@ import builtins
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import ANY, FactSet, facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy, index_expr, source_lines, to_source
+from .operators import operator_call
 from .parse import Parsed
-from ..composition import operator_call
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
 # (facts declared in the registry, rules/numpy_rules.py)

@@ -1,10 +1,13 @@
 """The modes: a normalized, analysed function -> the text and module of its derivative.
 
-The passes, in pipeline order (input -> output); unit.py's `Unit` drives them for a function
-and every user function it calls, and emit.py's `build` is the entry point:
+The passes, in pipeline order (input -> output); pipeline.py's `derive` runs them on one
+function (the one asked for and each user function it calls), and its `build` is the entry
+point, with every option in one `Options` value:
 
-  unit.py        user function, mode, wrt -> generated FunctionDefs of the whole call tree
-                 (runs the frontend's passes, then one mode per function)
+  pipeline.py    Options + user function -> module text: the passes in order, each with a name
+                 (srcad.emit(f, stage=NAME) prints the code after it)
+  unit.py        the bookkeeping of one generated module: callees derived once each, fresh
+                 names, the objects the module reaches (imports and supplied names)
   kinds.py       normalized FunctionDef + Analysis + the call's abstract signature -> the kind of
                  each value (category, dtype, rank, shape token) at each statement; the modes
                  write leaner code where a kind is sure
@@ -15,8 +18,9 @@ and every user function it calls, and emit.py's `build` is the entry point:
   fuse.py        adjoint FunctionDef -> the same, pairs of runtime helpers fused into one
   checkpoint.py  adjoint FunctionDef -> the same with its outer range loops reversed by binomial
                  checkpointing (only for checkpoint=k)
-  cleanup.py     generated FunctionDef -> the same, tidied as a person would write it: literals
-                 folded, copies propagated, dead code, dead flags and empty branches removed
+  cleanup/       generated FunctionDef -> the same, tidied as a person would write it, one module
+                 per rewrite: fold (literals), copies (propagation, coalescing), zeros (no zero
+                 adjoints), liveness, dead (dead code, empty branches); driver.py runs the rounds
   emit.py        generated FunctionDefs -> module text, a comment per user line
   compile.py     module text -> a Python module (registered with linecache)
 """

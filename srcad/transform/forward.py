@@ -5,15 +5,10 @@ materialised when an active name is assigned a constant), so tangent templates n
 placeholder. Control flow is kept as it is: the tangent of an `if` is the same `if`.
 """
 import ast
-import types
-from typing import TYPE_CHECKING
 
 from ..errors import MissingRuleError
 from ..syntax import N, assign, ast_copy, comment, rt
 from .templates import bound_mapping, instantiate, param_of, primal_statement
-
-if TYPE_CHECKING:
-    from .unit import Unit
 
 
 class Forward:
@@ -220,11 +215,3 @@ class Forward:
 def _callee_name(rhs):
     """The function a rule could be registered for, when the operation is a call of one."""
     return ast.unparse(rhs.func) if isinstance(rhs, ast.Call) else None
-
-
-def forward_unit(unit: "Unit", func: types.FunctionType, wrt: int | str | tuple
-                 ) -> tuple[ast.FunctionDef, list[ast.FunctionDef], list[str]]:
-    """(main function, all functions in emission order, wrt names) of func's tangent module."""
-    main, wrt_names = unit.forward(func, wrt, name=func.__name__ + "_jvp")
-    functions = list(unit.primal_defs.values()) + [f for f in unit.functions if f is not main] + [main]
-    return main, functions, wrt_names

@@ -23,8 +23,8 @@ kind is only ever an over-approximation (joins weaken, never strengthen).
 """
 import ast
 import builtins
-import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Optional
 
 import numpy as np
@@ -64,14 +64,30 @@ def signature(args, kwargs=None):
 
 
 # ---- kinds ------------------------------------------------------------------------------------
+class Cat(StrEnum):
+    """A value's category (a str, so `k.cat == "array"` reads as before)."""
+    PY = "py"               # a Python number
+    NP = "np"               # a NumPy scalar (or a 0-d array)
+    ARRAY = "array"
+    SPARSE = "sparse"
+    LIST = "list"
+    TUPLE = "tuple"
+    DICT = "dict"
+    NOTHING = "nothing"     # the items of an empty list
+
+
 @dataclass(frozen=True)
 class Kind:
     """What is sure about one value; a field that is None is not sure (see the module docstring)."""
-    cat: Optional[str] = None       # "py" number, "np" scalar (or 0-d), "array", "sparse", "list", "tuple", "dict"
+    cat: Optional[Cat] = None
     dtype: Optional[str] = None     # NumPy dtype character ('d' float64, 'f' float32, 'l' int, '?' bool)
     ndim: Optional[int] = None
     shape: object = None            # shape token: equal tokens, equal shapes; () for rank 0
     item: object = None             # a list's items: the join of their kinds (None: not known)
+
+    def __post_init__(self):
+        if self.cat is not None and type(self.cat) is not Cat:
+            object.__setattr__(self, "cat", Cat(self.cat))     # a category that is none of Cat's: an error here
 
     @property
     def dense(self):
@@ -200,14 +216,6 @@ def broadcast(a, b, op=None):
     else:
         shape = None
     return Kind("array", dtype, max(a.ndim, b.ndim), shape)
-
-
-def _unary(a, keep_py=False):
-    if not a.dense:
-        return UNKNOWN
-    if a.ndim == 0:
-        return _scalar("py" if keep_py and a.cat == "py" else "np", "d" if a.dtype in _REAL else None)
-    return Kind("array", "d" if a.dtype in _REAL else None, a.ndim, a.shape)
 
 
 def _matmul(a, b):

@@ -13,6 +13,7 @@ the first contribution assigns it, later ones go through `rt.add`.
 import ast
 import inspect
 from collections import defaultdict
+from enum import StrEnum
 
 import numpy as np
 
@@ -21,6 +22,12 @@ from ..rules.registry import facts
 from ..syntax import N, assign, ast_copy, comment, index_expr, is_comment, names_read, rt
 from .kinds import real
 from .templates import bound_mapping, instantiate, param_of, primal_statement
+
+
+class Own(StrEnum):
+    """What is known of the array a cotangent name holds (with its shape token, in `Reverse.own`)."""
+    OWNED = "owned"     # a new array of the value's shape that only this name holds: updated in place
+    FULL = "full"       # an array of the value's shape, which another name may hold too
 
 
 class _Marker:
@@ -49,11 +56,12 @@ class Reverse:
     code does."""
 
     def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
-                 check_numerics=False, checkpoint=None, kinds=None):
+                 check_numerics=False, checkpoint=None, kinds=None, tuple_wrt=False):
         self.check_numerics, self.current = check_numerics, None
+        self.tuple_wrt = tuple_wrt      # wrt was a tuple: the cotangents are returned as one
         self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
         self.bar_of = {}        # cotangent name -> its primal's name
-        self.own = {}           # cotangent name -> "owned" (an array only it holds) / "full" (of its shape)
+        self.own = {}           # cotangent name -> (Own, shape token)
         # owned cotangent arrays (updated in place) only where every differentiated value is a
         # known float64 number or array: no complex, float32, sparse or container cotangents
         self.buffers = kinds is not None and checkpoint is None and not row_sparse and all(
@@ -119,20 +127,20 @@ class Reverse:
         b = self.bar(v)
         kind = self._buffer_kind(v)
         state = self._state(b, kind)
-        if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == "owned"):
+        if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == Own.OWNED):
             if b not in live:       # a buffer of v's shape, owned by this cotangent
                 code.append(assign(b, _zeros_like(v)))
                 code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())], value=expr))
                 live.add(b)
             else:
                 code.append(ast.AugAssign(ast.Subscript(N(b), ast_copy(item), ast.Store()), ast.Add(), expr))
-            self.own[b] = ("owned", kind.shape)
-        elif b in live and accumulate is None and state == "owned":
+            self.own[b] = (Own.OWNED, kind.shape)
+        elif b in live and accumulate is None and state == Own.OWNED:
             code.append(ast.AugAssign(N(b, True), ast.Add(), expr))     # in place: b is an owned array
-        elif b in live and accumulate is None and (state == "full" or self._real_number(v)):
+        elif b in live and accumulate is None and (state == Own.FULL or self._real_number(v)):
             # a plain sum: b is an array of v's shape (or both are numbers): a new owned array
             code.append(assign(b, ast.BinOp(N(b), ast.Add(), expr)))
-            self._set_own(b, ("owned", kind.shape) if state else None)
+            self._set_own(b, (Own.OWNED, kind.shape) if state else None)
         elif b in live:
             code.append(assign(b, instantiate(accumulate, {"__bar__": N(b)}) if accumulate is not None
                                else rt("add", N(b), expr)))
@@ -198,7 +206,7 @@ class Reverse:
                 self.bars[(v, "g")] = g
                 self.bar_of[g] = v
                 code.append(assign(g, N(b)))
-                self._set_own(g, ("full", self.own[b][1]) if b in self.own else None)
+                self._set_own(g, (Own.FULL, self.own[b][1]) if b in self.own else None)
                 ans = v
                 if op.rule is not None and op.rule.needs_ans:
                     ans = self.bars.setdefault((v, "ans"), self.namer.fresh(v + "_out"))
@@ -292,7 +300,7 @@ class Reverse:
             self.own.pop(b, None)
 
     def _state(self, b, kind):
-        """"owned"/"full" when b holds an array of kind's shape (owned: that only b holds), else None."""
+        """Own.OWNED / Own.FULL when b holds an array of kind's shape (owned: that only b holds), else None."""
         s = self.own.get(b)
         return s[0] if s is not None and kind is not None and s[1] == kind.shape else None
 
@@ -301,11 +309,11 @@ class Reverse:
         return k is not None and k.rank0 and k.dtype == "d" and self.buffers
 
     def _fullness(self, expr, kind):
-        """("owned", shape) when expr makes a new array of kind's shape, ("full", shape) when it
+        """(Own.OWNED, shape) when expr makes a new array of kind's shape, (Own.FULL, shape) when it
         names one (an alias), None when it may be smaller (a number, the symbolic zero) or is not
         known."""
         if self._full(expr, kind.shape):
-            return ("owned" if _fresh(expr) else "full", kind.shape)
+            return (Own.OWNED if _fresh(expr) else Own.FULL, kind.shape)
         return None
 
     def _shape_of(self, e):
@@ -531,7 +539,7 @@ class Reverse:
         if y in self.an.active and y in self.an.useful and b in live:
             v = op.rhs
             item = self._written_number(st, y, v)
-            item = item if item is not None and self._state(b, self._buffer_kind(y)) == "owned" else None
+            item = item if item is not None and self._state(b, self._buffer_kind(y)) == Own.OWNED else None
             if item is not None:    # one number of an owned buffer: read it, then clear it in place
                 if v.id in self.an.active:
                     self.contribute(code, live, v.id, ast.Subscript(N(b), ast_copy(item), ast.Load()))
@@ -598,7 +606,7 @@ class Reverse:
         v = self.bar_of.get(b)
         kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
         if kind is not None:
-            self.own[b] = ("owned", kind.shape)
+            self.own[b] = (Own.OWNED, kind.shape)
             return assign(b, _zeros_like(v))
         self.own.pop(b, None)
         return assign(b, ast.Constant(0.0))
@@ -820,14 +828,14 @@ class Reverse:
         for w in self.wrt:
             b = self.bar(w)
             val = N(b) if b in live else ast.Constant(0.0)
-            if self.top_level and b in live and self.own.get(b, ("",))[0] == "owned" and not self.row_sparse:
+            if self.top_level and b in live and self.own.get(b, ("",))[0] == Own.OWNED and not self.row_sparse:
                 grads.append(val)       # already what finalize makes: a new float64 array of w's shape
             elif self.top_level:
                 args = [val, N(w)] + ([ast.Constant(True)] if w in self.row_sparse else [])
                 grads.append(rt("finalize", *args))
             else:
                 grads.append(val)
-        out = grads[0] if len(grads) == 1 and not self.unit.tuple_wrt(self) else ast.Tuple(grads, ast.Load())
+        out = grads[0] if len(grads) == 1 and not self.tuple_wrt else ast.Tuple(grads, ast.Load())
         if return_value:
             out = ast.Tuple([ast.Constant(None), out], ast.Load())
         doc = ast.Expr(ast.Constant(self._docstring()))
@@ -908,7 +916,7 @@ def _is_rt_call(e, name):
 
 def _meet(a, b):
     """The ownership facts that hold on both paths."""
-    return {k: ("owned" if v[0] == b[k][0] == "owned" else "full", v[1]) for k, v in a.items()
+    return {k: (Own.OWNED if v[0] == b[k][0] == Own.OWNED else Own.FULL, v[1]) for k, v in a.items()
             if k in b and b[k][1] == v[1]}
 
 

@@ -15,32 +15,15 @@ import types
 from typing import TYPE_CHECKING
 
 from ..errors import SrcadError, UnsupportedSyntaxError
-from ..frontend.aliases import check_aliases
-from ..frontend.analyze import Analysis
-from ..frontend.fence import fence
 from ..frontend.freshness import definition_watch
-from ..frontend.normalize import normalize
 from ..frontend.parse import parse_function
 from .compile import is_generated
-from .fuse import fuse
 from ..syntax import Namer, names_read
 
 if TYPE_CHECKING:
-    from ..frontend.normalize import Normalizer
-    from ..frontend.parse import Parsed
+    from .pipeline import Options
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
-
-
-def prepare(func: types.FunctionType, wrt_names=None) -> tuple["Parsed", ast.FunctionDef, "Normalizer"]:
-    """parse -> fence -> normalize, and the analysis for the given active parameters."""
-    parsed = parse_function(func)
-    fence(parsed)
-    parsed.generated = is_generated(parsed.func)
-    if not parsed.generated:    # srcad's own adjoint, transformed again, is alias-safe by construction
-        check_aliases(parsed)
-    fn, normalizer = normalize(parsed)
-    return parsed, fn, normalizer
 
 
 def wrt_names_of(fn: ast.FunctionDef, wrt: int | str | tuple) -> list[str]:
@@ -62,23 +45,29 @@ def wrt_names_of(fn: ast.FunctionDef, wrt: int | str | tuple) -> list[str]:
 
 
 class Unit:
-    """A compilation unit: drives the passes for one function and every user function it calls.
+    """A compilation unit: the bookkeeping of one generated module, for the function asked for
+    and every user function it calls (the passes themselves run in pipeline.py's `derive`, which
+    the unit calls back for each callee).
 
-    Input: a user function, the mode and wrt (through `reverse` / `forward`).
+    Input: the Options, and the pipeline's `derive`.
     Output: `functions`, the generated FunctionDefs in emission order (primal copies, callees'
     derivatives, then the main one), ready for emit.
     Invariants: each (callee, active arguments) pair is differentiated once; generated names
     are unique in the unit; every generated function remembers the user function it comes
     from (`srcad_from`), so errors can be placed on the user's code."""
 
-    def __init__(self, mode="reverse"):
-        self.mode = mode
+    def __init__(self, options: "Options", derive):
+        self.options = options
+        self.mode = options.mode
+        self._derive = derive        # the pipeline's passes on one function (srcad/transform/pipeline.py)
         self.functions = []          # generated functions, in emission order
         self.primal_defs = {}        # user function -> its (copied) definition
         self.callees = {}            # (func, active params) -> (name, seed name)
         self.parsed = []             # every Parsed in the unit (for free names)
         self.names = set()
-        self.tuple_wrt_of = {}
+        self.tangent_params = {}     # generated tangent function -> {param: its tangent parameter}
+        self.extra_env = {}          # names the generated module reaches that the user's code does not bind
+        self.watch = []
 
     def fresh(self, base):
         name, k = base, 1
@@ -88,56 +77,9 @@ class Unit:
         self.names.add(name)
         return name
 
-    def tuple_wrt(self, rev):
-        return self.tuple_wrt_of.get(id(rev), False)
-
-    # -- reverse mode ----------------------------------------------------------------------
-    def reverse(self, func, wrt, top_level=True, name=None, return_value=False, row_sparse=()):
-        check = getattr(self, "check_numerics", False)
-        from .reverse import Reverse
-        parsed, fn, normalizer = prepare(func)
-        _refuse_reverse_over_tape(parsed)
-        self.parsed.append(parsed)
-        wrt_names = wrt_names_of(fn, wrt)
-        an = Analysis(fn, parsed, normalizer.locals, wrt_names)
-        an.check_mutations()
-        seed = normalizer.namer.fresh(fn.name + "_bar")
-        name = name or self.fresh(fn.name + "_vjp")
-        from .kinds import Kinds, param_kinds
-        sig = getattr(self, "signature", None) if top_level else None     # callees: any arguments
-        kinds = Kinds(fn, an, param_kinds(func, sig))
-        rev = Reverse(fn, an, parsed, normalizer.namer, wrt_names, self, seed, top_level,
-                      row_sparse=[n for n in wrt_names if n in set(row_sparse)], check_numerics=check,
-                      checkpoint=getattr(self, "checkpoint", None), kinds=kinds)
-        self.tuple_wrt_of[id(rev)] = isinstance(wrt, tuple)
-        out = fuse(rev.run(name, return_value=return_value))
-        if rev.ckpt:        # after fusion: the loop's code is exactly that of checkpoint=None
-            from .checkpoint import checkpoint_loops
-            out = checkpoint_loops(rev, out)
-        out.srcad_origin = (parsed, wrt_names)
-        out.srcad_from = _origin(parsed)
-        self.functions.append(out)
-        return out, seed
-
-    # -- forward mode ----------------------------------------------------------------------
-    def forward(self, func, wrt, name=None):
-        from .forward import Forward
-        parsed, fn, normalizer = prepare(func)
-        self.parsed.append(parsed)
-        wrt_names = wrt_names_of(fn, wrt)
-        an = Analysis(fn, parsed, normalizer.locals, wrt_names)
-        name = name or self.fresh(fn.name + "_jvp")
-        self.names.add(name)
-        an.check_mutations("forward")
-        fwd = Forward(fn, an, parsed, normalizer.namer, wrt_names, self)
-        # its tangent parameters, named before the body is (a recursive call passes them): `x_dot`, or
-        # `x_dot_2` where the function already has an `x_dot` (forward mode over tangent code)
-        self.tangent_params = getattr(self, "tangent_params", {})
-        self.tangent_params[name] = {w: fwd.dot(w) for w in wrt_names}
-        out = fwd.run(name)
-        out.srcad_from = _origin(parsed)
-        self.functions.append(out)
-        return out, wrt_names
+    def emission_order(self, main: ast.FunctionDef) -> list[ast.FunctionDef]:
+        """The module's functions: primal copies of the callees, their derivatives, then main."""
+        return list(self.primal_defs.values()) + [f for f in self.functions if f is not main] + [main]
 
     def tangent_param(self, name, param):
         """The name of the tangent parameter of `param` in the generated tangent function `name`."""
@@ -149,7 +91,7 @@ class Unit:
             self.add_primal(func)
             name = self.fresh(_identifier(_base_name(func)) + "_jvp")
             self.callees[key] = name
-            self.forward(func, act_params if len(act_params) > 1 else act_params[0], name=name)
+            self._derive(self, func, act_params if len(act_params) > 1 else act_params[0], name=name, top_level=False)
         return self.callees[key]
 
     def bind_callee(self, func, call, receiver=None, parsed=None):
@@ -160,7 +102,6 @@ class Unit:
         first = []
         if isinstance(receiver, ast.Constant) and isinstance(receiver.value, type):    # a classmethod's class
             name = f"{receiver.value.__name__}_class"
-            self.extra_env = getattr(self, "extra_env", {})
             self.extra_env[name] = receiver.value
             first = [ast.Name(id=name, ctx=ast.Load())]
         elif receiver is not None:
@@ -197,7 +138,6 @@ class Unit:
         """A module-level name under which the generated module reaches obj (a function srcad
         calls that the user's code does not name, such as a custom_vjp's fwd and bwd); `fallback`
         when obj's own name is no identifier (a lambda)."""
-        self.extra_env = getattr(self, "extra_env", {})
         for name, v in self.extra_env.items():
             if v is obj:
                 return name
@@ -212,7 +152,6 @@ class Unit:
 
     def _default_name(self, func, p):
         name = f"{func.__name__}_default_{p}"
-        self.extra_env = getattr(self, "extra_env", {})
         self.extra_env[name] = inspect.signature(func).parameters[p].default
         return name
 
@@ -225,7 +164,7 @@ class Unit:
             seed = Namer(()).fresh(f"{func.__name__}_bar")
             self.callees[key] = (name, seed)
             wrt = act_params if len(act_params) > 1 else act_params[0]     # by name: keyword-only too
-            _, seed = self.reverse(func, wrt, top_level=False, name=name)
+            _, seed = self._derive(self, func, wrt, top_level=False, name=name)
             self.callees[key] = (name, seed)
         return self.callees[key]
 
@@ -235,7 +174,7 @@ class Unit:
         parsed = parse_function(func)
         self.parsed.append(parsed)
         node = parsed.tree
-        node.srcad_from = _origin(parsed)
+        node.srcad_from = origin_of(parsed)
         self.names.add(node.name)
         self.primal_defs[func] = node
 
@@ -258,7 +197,7 @@ class Unit:
                 env.setdefault(k, v)
             self.watch += p.extra_watch
             self.watch += definition_watch(p.func)      # its code object and defaults
-        env.update(getattr(self, "extra_env", {}))
+        env.update(self.extra_env)
         imports = ["import numpy as np"]
         supplied, constants = {}, []
         for name in sorted(free - defined):
@@ -293,7 +232,7 @@ def _same_generated(a, b):
         return False
 
 
-def _refuse_reverse_over_tape(parsed):
+def refuse_reverse_over_tape(parsed):
     """Reverse mode over srcad's own generated code that keeps a tape (an adjoint of a loop, of list
     appends, of item writes undone): the tape's pops are not differentiated in reverse mode yet. Said
     so, with what works (forward mode over the adjoint), rather than run."""
@@ -314,7 +253,7 @@ def _tree_text(func):
     return ast.dump(ast.parse(textwrap.dedent(inspect.getsource(func))))
 
 
-def _origin(parsed):
+def origin_of(parsed):
     return parsed.func.__name__, parsed.filename, parsed.tree.lineno
 
 
