@@ -52,6 +52,4 @@ def emit(*args, **kwargs):
     return GeneratedCode(_emit(*args, **kwargs))
 
 
-emit.__doc__ = (_emit.__doc__ or "") + """
-
-    Returns a `srcad.GeneratedCode`: a `str` that Jupyter shows as highlighted Python."""
+# (its docstring, srcad.api.emit's, says it returns a GeneratedCode)
