@@ -42,7 +42,11 @@ def _expected(name, obj):
     if isinstance(obj, type) and issubclass(obj, BaseException):
         return {"Examples"}          # raised by srcad, not called: what raises it, and an example
     want = {"Examples"}
-    if inspect.signature(obj).parameters:
+    try:
+        takes = bool(inspect.signature(obj).parameters)
+    except ValueError:          # a str subclass: takes its text
+        takes = True
+    if takes:
         want.add("Parameters")
     if not isinstance(obj, type):
         want.add("Returns")
@@ -63,8 +67,9 @@ def run_examples(obj, name):
     """Run the examples of obj's docstring (and of its methods', for a class) as doctest does;
     returns (failures, attempted, report)."""
     import io
-    module = inspect.getmodule(obj)
-    globs = {"__name__": getattr(module, "__name__", "srcad"), name.split(".")[-1]: obj}
+    # the examples run as a user's script does: functions they define belong to `__main__` (a
+    # function whose __module__ is srcad's own is srcad's internals, not user code to transform)
+    globs = {"__name__": "__main__", name.split(".")[-1]: obj}
     tests = doctest.DocTestFinder(recurse=isinstance(obj, type)).find(obj, name, module=False, globs=globs)
     out = io.StringIO()
     runner = doctest.DocTestRunner(optionflags=FLAGS)
