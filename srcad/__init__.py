@@ -32,8 +32,8 @@ def tune_memory() -> bool:
 
     Importing srcad changes nothing process-wide by itself. This call makes glibc keep freed blocks
     of up to 32 MiB for reuse (mmap threshold 32 MiB, trim threshold 64 MiB) instead of unmapping
-    them and faulting fresh pages in at every step. Linux/glibc only; a MALLOC_MMAP_THRESHOLD_ or
-    MALLOC_TRIM_THRESHOLD_ of your own wins.
+    them and faulting fresh pages in at every step. Linux/glibc only; a ``MALLOC_MMAP_THRESHOLD_`` or
+    ``MALLOC_TRIM_THRESHOLD_`` of your own wins.
 
     The environment variable SRCAD_TUNE_MEMORY=1 does the same when srcad is imported, and also
     lets the kernels' idle OpenMP threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE, which
