@@ -28,25 +28,53 @@ else:
 
 
 def tune_memory() -> bool:
-    """Opt in to srcad's process-wide memory tuning for training loops (importing srcad changes
-    nothing process-wide by itself): glibc keeps freed blocks of up to 32 MiB for reuse (mmap
-    threshold 32 MiB, trim threshold 64 MiB) instead of unmapping them and faulting fresh pages in
-    at every step. Linux/glibc only; a MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ of your own
-    wins. Returns whether the tuning holds.
+    """Opt in to srcad's process-wide memory tuning for training loops.
+
+    Importing srcad changes nothing process-wide by itself. This call makes glibc keep freed blocks
+    of up to 32 MiB for reuse (mmap threshold 32 MiB, trim threshold 64 MiB) instead of unmapping
+    them and faulting fresh pages in at every step. Linux/glibc only; a ``MALLOC_MMAP_THRESHOLD_`` or
+    ``MALLOC_TRIM_THRESHOLD_`` of your own wins.
 
     The environment variable SRCAD_TUNE_MEMORY=1 does the same when srcad is imported, and also
     lets the kernels' idle OpenMP threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE, which
-    OpenMP reads only when it starts, so only the environment can set it)."""
+    OpenMP reads only when it starts, so only the environment can set it).
+
+    Returns
+    -------
+    bool
+        Whether the tuning holds (False off glibc, or when your own variables win).
+
+    Examples
+    --------
+    >>> import srcad
+    >>> isinstance(srcad.tune_memory(), bool)
+    True
+    """
     from ._kernels import _malloc
     return bool(_malloc.tune())
 
 
 def set_num_threads(n: "int | None") -> None:
-    """Threads used by the compiled kernels (default: the environment's SRCAD_NUM_THREADS, else
-    OMP_NUM_THREADS, else the CPUs this process may use; None goes back to that default).
+    """Set the number of threads the compiled kernels use.
 
-    threadpoolctl reaches the kernels too: inside ``threadpool_limits(limits=k)`` (or
-    ``user_api="openmp"``) they use at most k threads, unless a number was set here.
+    The default is the environment's SRCAD_NUM_THREADS, else OMP_NUM_THREADS, else the CPUs this
+    process may use. threadpoolctl reaches the kernels too: inside ``threadpool_limits(limits=k)``
+    (or ``user_api="openmp"``) they use at most k threads, unless a number was set here. Results are
+    the same bits for any number of threads.
+
+    Parameters
+    ----------
+    n : int or None
+        The number of threads (>= 1); None goes back to the default.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        When n is not None or a positive integer.
 
     Examples
     --------
@@ -60,7 +88,18 @@ def set_num_threads(n: "int | None") -> None:
 
 
 def get_num_threads() -> int:
-    """Threads the compiled kernels use."""
+    """The number of threads the compiled kernels use (see `srcad.set_num_threads`).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import srcad
+    >>> srcad.get_num_threads() >= 1
+    True
+    """
     from . import _kernels
     return int(_kernels.get_num_threads())
 

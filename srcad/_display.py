@@ -6,14 +6,21 @@ from .api import emit as _emit
 
 
 class GeneratedCode(str):
-    """The text of generated Python code: a `str` (print it, write it to a file, compare it), shown
-    in Jupyter as a Python code block (`_repr_markdown_`, highlighted by the notebook), or as
-    HTML highlighted by pygments where pygments is installed (`_repr_html_`).
+    r"""What `srcad.emit` returns: the text of generated Python code.
+
+    A `str` (print it, write it to a file, compare it), shown in Jupyter as a Python code block
+    (``_repr_markdown_``, highlighted by the notebook), or as HTML highlighted by pygments where
+    pygments is installed (``_repr_html_``); plain text everywhere else.
+
+    Parameters
+    ----------
+    text : str
+        The code.
 
     Examples
     --------
     >>> import srcad
-    >>> code = srcad.GeneratedCode("def f_vjp(x):\\n    return x\\n")
+    >>> code = srcad.GeneratedCode("def f_vjp(x):\n    return x\n")
     >>> isinstance(code, str) and code.startswith("def f_vjp")
     True
     >>> print(code._repr_markdown_())
@@ -52,6 +59,4 @@ def emit(*args, **kwargs):
     return GeneratedCode(_emit(*args, **kwargs))
 
 
-emit.__doc__ = (_emit.__doc__ or "") + """
-
-    Returns a `srcad.GeneratedCode`: a `str` that Jupyter shows as highlighted Python."""
+# (its docstring, srcad.api.emit's, says it returns a GeneratedCode)

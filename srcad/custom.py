@@ -27,10 +27,71 @@ class _Custom:
 
 
 class custom_vjp(_Custom):
-    """Decorator: `f.defvjp(fwd, bwd)` with fwd(*args) -> (y, residuals) and
-    bwd(residuals, dy) -> one cotangent per positional argument."""
+    """Decorator: a function whose reverse-mode derivative you supply (JAX's ``jax.custom_vjp``).
+
+    Give the rule with ``f.defvjp(fwd, bwd)``: ``fwd(*args) -> (y, residuals)`` runs in the forward
+    sweep, ``bwd(residuals, dy) -> tuple`` returns one cotangent per positional argument (``None``
+    for none). srcad then calls them instead of transforming f's body (which may be anything:
+    compiled code, a solver, a numerically careful formulation). Second order (`srcad.hessian`,
+    `srcad.hvp`) transforms fwd and bwd in turn.
+
+    Parameters
+    ----------
+    fun : callable
+        The function; calling the decorated object calls it unchanged.
+
+    Raises
+    ------
+    RuleError
+        When differentiated code calls f and fwd or bwd returns something other than the
+        convention asks for (not a pair, the wrong number of cotangents, a wrong shape).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> @srcad.custom_vjp
+    ... def clip_gradient(x):
+    ...     return x
+    >>> def fwd(x):
+    ...     return x, None
+    >>> def bwd(residuals, dy):
+    ...     return (np.clip(dy, -1.0, 1.0),)
+    >>> _ = clip_gradient.defvjp(fwd, bwd)
+    >>> def loss(x):
+    ...     return np.sum(5.0 * clip_gradient(x))
+    >>> print(srcad.grad(loss)(np.array([1.0, 2.0])))
+    [1. 1.]
+    """
 
     def defvjp(self, fwd, bwd):
+        """Set the reverse-mode rule: ``fwd(*args) -> (y, residuals)``, ``bwd(residuals, dy) -> tuple``.
+
+        Parameters
+        ----------
+        fwd : callable
+            Called with f's arguments in the forward sweep; returns f's value and what bwd needs.
+        bwd : callable
+            Called with the residuals and the output's cotangent; returns a tuple of one cotangent per
+            positional argument of f.
+
+        Returns
+        -------
+        custom_vjp
+            The decorated function itself.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import srcad
+        >>> @srcad.custom_vjp
+        ... def cube(x):
+        ...     return x ** 3
+        >>> cube.defvjp(lambda x: (x ** 3, x), lambda x, dy: (3.0 * x ** 2 * dy,)) is cube
+        True
+        >>> print(srcad.grad(lambda x: np.sum(cube(x)))(np.array([1.0, 2.0])))
+        [ 3. 12.]
+        """
         def rule(*args, **kwargs):
             y, residuals = _pair(fwd(*args, **kwargs), self, "custom_vjp's fwd", "(y, residuals)")
             return y, lambda dy: bwd(residuals, dy)
@@ -41,9 +102,66 @@ class custom_vjp(_Custom):
 
 
 class custom_jvp(_Custom):
-    """Decorator: `f.defjvp(rule)` with rule(primals, tangents) -> (y, y_dot)."""
+    """Decorator: a function whose forward-mode derivative you supply (JAX's ``jax.custom_jvp``).
+
+    Give the rule with ``f.defjvp(rule)``, ``rule(primals, tangents) -> (y, y_dot)``. As in JAX,
+    the rule must be linear in the tangents, so srcad transposes it for reverse mode: the function
+    works with `srcad.grad`, `srcad.jvp` and to second order.
+
+    Parameters
+    ----------
+    fun : callable
+        The function; calling the decorated object calls it unchanged.
+
+    Raises
+    ------
+    RuleError
+        When the rule returns something other than ``(y, y_dot)`` with y_dot shaped like y.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> @srcad.custom_jvp
+    ... def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> def softplus_jvp(primals, tangents):
+    ...     (x,), (x_dot,) = primals, tangents
+    ...     return softplus(x), x_dot / (1.0 + np.exp(-x))
+    >>> _ = softplus.defjvp(softplus_jvp)
+    >>> def f(x):
+    ...     return np.sum(softplus(x))
+    >>> print(srcad.grad(f)(np.array([0.0])))
+    [0.5]
+    """
 
     def defjvp(self, rule):
+        """Set the forward-mode rule: ``rule(primals, tangents) -> (y, y_dot)``.
+
+        Parameters
+        ----------
+        rule : callable
+            Called with the tuple of f's arguments and the tuple of their tangents; returns f's value
+            and its tangent, linear in the tangents.
+
+        Returns
+        -------
+        custom_jvp
+            The decorated function itself.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import srcad
+        >>> @srcad.custom_jvp
+        ... def double(x):
+        ...     return 2.0 * x
+        >>> double.defjvp(lambda p, t: (double(p[0]), 2.0 * t[0])) is double
+        True
+        >>> y, y_dot = srcad.jvp(lambda x: double(x), (np.array([1.0, 2.0]),), (np.ones(2),))
+        >>> print(y, y_dot)
+        [2. 4.] [2. 2.]
+        """
         register_jvp(self, rule)
         return self
 

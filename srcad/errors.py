@@ -87,8 +87,22 @@ def where_in_user_code(depth=2):
 
 
 class SrcadError(Exception):
-    """Base class of every error srcad raises. Without an explicit place, the message is placed
-    on the user's code (see the module docstring)."""
+    """Base class of every error srcad raises.
+
+    Each message says what went wrong, where in your code (file:line:col of your source, also for
+    errors raised while generated code runs), and what to do. Without an explicit place, the
+    message is placed on your code.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> try:
+    ...     srcad.grad(lambda x: 2.0 * x)(np.ones(3))
+    ... except srcad.SrcadError as err:
+    ...     print(type(err).__name__)
+    NonScalarOutputError
+    """
 
     def __init__(self, message="", filename=None, lineno=None, col=None):
         message = str(message)
@@ -119,7 +133,23 @@ class SrcadError(Exception):
 
 
 class UnsupportedSyntaxError(SrcadError):
-    """The user's function contains a construct srcad cannot differentiate."""
+    """The differentiated function contains a construct srcad cannot differentiate.
+
+    Raised when srcad transforms the function (before anything runs), naming the construct and a
+    rewrite that works: srcad never returns a derivative of code it did not understand.
+
+    Examples
+    --------
+    >>> import srcad
+    >>> def f(x):
+    ...     with open("log.txt", "a"):
+    ...         pass
+    ...     return x * x
+    >>> srcad.grad(f)(1.0)
+    Traceback (most recent call last):
+        ...
+    srcad.errors.UnsupportedSyntaxError: <doctest ...>:2:4: srcad does not support `with` statements; move the context manager outside the differentiated function.
+    """
 
     def __init__(self, construct, filename=None, lineno=None, col=None, hint=""):
         self.construct = construct
@@ -132,11 +162,24 @@ _PLAIN_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
 class MissingRuleError(SrcadError):
-    """An active value flows into a function (or a form of a call) that has no derivative rule.
+    """A differentiated value flows into a function (or a form of a call) that has no derivative rule.
 
     `construct` says what has no rule; `func`, the function a rule can be registered for (by
     default `construct` when it is a plain name); `fix`, what to do instead when no registration
-    helps (a form of a call srcad has no rule for)."""
+    helps (a form of a call srcad has no rule for). The message names your line, and how to add a
+    rule (`srcad.register_vjp`) or declare the function non-differentiable.
+
+    Examples
+    --------
+    >>> import math
+    >>> import srcad
+    >>> def f(x):
+    ...     return math.gamma(x)
+    >>> srcad.grad(f)(1.5)
+    Traceback (most recent call last):
+        ...
+    srcad.errors.MissingRuleError: <doctest ...>:2:11: srcad has no reverse-mode derivative rule for `math.gamma`, ...
+    """
 
     def __init__(self, construct, filename=None, lineno=None, col=None, mode="reverse", func=None, fix=None):
         self.func_name = construct
@@ -158,34 +201,115 @@ class MissingRuleError(SrcadError):
 
 
 class NonScalarOutputError(SrcadError):
-    """grad was asked for on a function whose output is not a scalar."""
+    """A gradient was asked for a function whose output is not a scalar.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> srcad.grad(lambda x: 2.0 * x)(np.ones(3))
+    Traceback (most recent call last):
+        ...
+    srcad.errors.NonScalarOutputError: ...
+    """
 
 
 class GradientCheckError(SrcadError):
-    """check_grad found a gradient that disagrees with finite differences."""
+    """`srcad.check_grad` found a gradient that disagrees with finite differences; the message lists
+    the worst entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> @srcad.custom_vjp
+    ... def half(x):
+    ...     return 0.5 * x
+    >>> _ = half.defvjp(lambda x: (0.5 * x, None), lambda r, dy: (dy,))     # should be 0.5 * dy
+    >>> srcad.check_grad(lambda x: np.sum(half(x)), np.ones(2))
+    Traceback (most recent call last):
+        ...
+    srcad.errors.GradientCheckError: ...
+    """
 
 
 class NumericsError(SrcadError):
-    """A derivative became NaN or Inf (raised when check_numerics=True)."""
+    """A derivative became NaN or Inf; raised with ``check_numerics=True``, naming the user line whose
+    derivative did.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> def f(x):
+    ...     return np.sum(np.sqrt(x))
+    >>> with np.errstate(divide="ignore"):      # numpy's own warning at sqrt'(0)
+    ...     srcad.grad(f, check_numerics=True)(np.array([0.0, 1.0]))
+    Traceback (most recent call last):
+        ...
+    srcad.errors.NumericsError: ...
+    """
 
 
 class InputError(SrcadError, ValueError, TypeError):
-    """An argument srcad cannot differentiate as given: complex numbers, a sparse format other than
-    CSR/CSC/COO, an index or axis out of range. The message names the argument and the fix."""
+    """An argument srcad cannot differentiate as given: an integer or complex array, a sparse format
+    other than CSR/CSC/COO, a foreign tensor, an index or axis out of range. The message names the
+    argument and the fix. Also a ValueError and a TypeError.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> srcad.grad(lambda x: np.sum(x ** 2))(np.array([1, 2]))
+    Traceback (most recent call last):
+        ...
+    srcad.errors.InputError: ...astype(float)...
+    """
 
 
 class RuleError(SrcadError, TypeError):
-    """A derivative rule the user supplied (register_vjp, register_jvp, custom_vjp, custom_jvp)
-    returned something other than what its convention asks for: the message says what it returned
-    and what was expected."""
+    """A derivative rule you supplied (`srcad.register_vjp`, `srcad.register_jvp`, `srcad.custom_vjp`,
+    `srcad.custom_jvp`) returned something other than its convention asks for; the message says
+    what it returned and what was expected. Also a TypeError.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> def cube(x):
+    ...     return x ** 3
+    >>> _ = srcad.register_vjp(cube, lambda x: (cube(x), lambda dy: (np.ones(3),)))   # wrong shape
+    >>> srcad.grad(lambda x: np.sum(cube(x)))(np.ones(2))
+    Traceback (most recent call last):
+        ...
+    srcad.errors.RuleError: ... the rule for `cube` returned the cotangent of argument 0 of shape (3,), ...
+    """
 
 
 class StaleSourceError(SrcadError):
-    """The source file of a function was edited after Python loaded the function."""
+    """The source file of a function was edited after Python loaded the function: srcad would
+    otherwise differentiate code other than what runs. Reload the module (or restart) and call
+    again.
+
+    Examples
+    --------
+    >>> import srcad
+    >>> issubclass(srcad.StaleSourceError, srcad.SrcadError)
+    True
+    """
 
 
 class CacheWarning(UserWarning):
-    """srcad's cache directory cannot be used as it is (srcad carries on without it)."""
+    """srcad's cache directory cannot be used as it is; srcad carries on without it (generating the
+    code again in every process). Set SRCAD_CACHE_DIR to a writable directory, or silence it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import srcad
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", srcad.CacheWarning)
+    """
 
 
 def _sentence(text):

@@ -57,7 +57,34 @@ def is_node(x):
 
 
 def tree_flatten(tree):
-    """(leaves, treedef): the leaves of tree depth first, and its structure."""
+    """The leaves of a pytree, depth first, and its structure.
+
+    Nodes are dicts (in insertion order), lists, tuples and namedtuples; ``None`` is an empty node;
+    everything else (arrays, numbers, sparse matrices) is a leaf. Gradients with respect to a pytree
+    argument have its structure.
+
+    Parameters
+    ----------
+    tree : object
+        A pytree.
+
+    Returns
+    -------
+    leaves : list
+        The leaves, depth first.
+    treedef : TreeDef
+        The structure, for `srcad.tree_unflatten`; treedefs compare equal when the structures are.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> leaves, treedef = srcad.tree_flatten({"W": np.eye(2), "b": (0.5, [1.0])})
+    >>> len(leaves), leaves[1:]
+    (3, [0.5, 1.0])
+    >>> treedef
+    dict({'W': *, 'b': tuple(*, list(*))})
+    """
     leaves = []
     return leaves, _flatten(tree, leaves)
 
@@ -75,7 +102,32 @@ def _flatten(x, leaves):
 
 
 def tree_unflatten(treedef, leaves):
-    """The pytree of structure treedef holding leaves (in tree_flatten's order)."""
+    """The pytree of structure treedef holding leaves (in `srcad.tree_flatten`'s order).
+
+    Parameters
+    ----------
+    treedef : TreeDef
+        A structure from `srcad.tree_flatten`.
+    leaves : iterable
+        As many leaves as the structure holds.
+
+    Returns
+    -------
+    object
+        The pytree (dicts, lists, tuples and namedtuples of the same types as the original).
+
+    Raises
+    ------
+    ValueError
+        When the number of leaves differs from the structure's.
+
+    Examples
+    --------
+    >>> import srcad
+    >>> leaves, treedef = srcad.tree_flatten({"a": 1.0, "b": [2.0, 3.0]})
+    >>> srcad.tree_unflatten(treedef, [x * 10 for x in leaves])
+    {'a': 10.0, 'b': [20.0, 30.0]}
+    """
     it = iter(leaves)
     out = _unflatten(treedef, it)
     if next(it, _END) is not _END:
@@ -104,13 +156,57 @@ def _unflatten(d, it):
 
 
 def tree_leaves(tree):
-    """The leaves of tree, depth first."""
+    """The leaves of tree, depth first (the first item of `srcad.tree_flatten`).
+
+    Parameters
+    ----------
+    tree : object
+        A pytree.
+
+    Returns
+    -------
+    list
+
+    Examples
+    --------
+    >>> import srcad
+    >>> srcad.tree_leaves([1.0, {"x": 2.0, "y": (3.0,)}, None])
+    [1.0, 2.0, 3.0]
+    """
     return tree_flatten(tree)[0]
 
 
 def tree_map(f, tree, *rest):
-    """The pytree of tree's structure whose leaves are f(leaf, *the matching leaves of rest);
-    every tree in rest has tree's structure."""
+    """The pytree of tree's structure whose leaves are ``f(leaf, *the matching leaves of rest)``.
+
+    Parameters
+    ----------
+    f : callable
+        Called once per leaf.
+    tree : object
+        A pytree.
+    *rest
+        Pytrees of tree's structure.
+
+    Returns
+    -------
+    object
+        A pytree of tree's structure.
+
+    Raises
+    ------
+    ValueError
+        When a tree in rest has another structure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> params = {"W": np.ones(2), "b": 1.0}
+    >>> grads = {"W": np.array([0.5, -0.5]), "b": 2.0}
+    >>> srcad.tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    {'W': array([0.95, 1.05]), 'b': 0.8}
+    """
     leaves, treedef = tree_flatten(tree)
     others = []
     for r in rest:

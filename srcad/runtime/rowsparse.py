@@ -6,10 +6,41 @@ from .values import _is_zero
 
 
 class RowSparse:
-    """A (shape)-array that is zero except for rows `indices`, which hold `values`.
+    """An array that is zero except for rows `indices`, which hold `values`: the gradient of a row
+    gather ``E[idx]`` (``srcad.grad(f, row_sparse=True)``), kept without densifying.
 
-    `indices` may repeat a row: repeated rows add up when densified. `values` has shape
-    `(len(indices),) + shape[1:]`.
+    `indices` may repeat a row: repeated rows add up when densified. It works with NumPy
+    (``np.asarray``, ``+`` with an array, ``* scalar``), `srcad.accumulate` and ``.todense()``.
+
+    Parameters
+    ----------
+    indices : array_like of int
+        The rows, in any order, repeats allowed.
+    values : array_like
+        Of shape ``(len(indices),) + shape[1:]``.
+    shape : tuple of int
+        The shape of the dense array it stands for.
+
+    Raises
+    ------
+    ValueError
+        When values' shape does not fit indices and shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import srcad
+    >>> def loss(E, idx):
+    ...     return np.sum(E[idx] ** 2)
+    >>> E = np.arange(8.0).reshape(4, 2)
+    >>> g = srcad.grad(loss, row_sparse=True)(E, np.array([3, 1, 3]))
+    >>> type(g).__name__, g.indices, g.shape
+    ('RowSparse', array([3, 1, 3]), (4, 2))
+    >>> print(g.todense())
+    [[ 0.  0.]
+     [ 4.  6.]
+     [ 0.  0.]
+     [24. 28.]]
     """
 
     __array_priority__ = 20.0
