@@ -259,7 +259,10 @@ def vjp(f, *args, checkpoint=None):
         def pullback_passed(dy):
             return pullback(dy)[len(pre):]
         return y, derived(pullback_passed, "pullback", f, None, args=args)
-    check_args(f, args)
+    # a top-level integer carries no derivative (its cotangent is None); an integer leaf of a
+    # differentiated container cannot be told apart there: refused, as grad refuses it
+    check_args(f, args, wrt=tuple(k for k, a in enumerate(args) if not (
+        isinstance(a, (bool, int, np.bool_, np.integer)) or isinstance(a, np.ndarray) and a.dtype.kind in "biu")))
     idx = tuple(k for k, a in enumerate(args) if _differentiable_arg(a))
     y = f(*args)
     if not idx:
