@@ -248,6 +248,30 @@ def _pullback_parts(d, func, pre, kw, name):
     return dict(name=name, signature="dy", doc=doc, body=body, calls={fname: main}, supplied=supplied)
 
 
+def _jvp_parts(d, func, pre, kw, name):
+    """srcad.jvp(f, primals, tangents) called inside differentiated code: f's tangent code, the
+    primals then the tangents (of the positions d.wrt) as parameters, returning (value, tangent)."""
+    n, idx = d.options["n"], d.wrt
+    mod = cache.module(func, "forward", tuple(k + len(pre) for k in idx))
+    main = getattr(mod, mod.srcad_main)
+    dots = _tangent_names(main, len(idx))
+    supplied = {}
+    params = _params(func, pre, kw, name)
+    if any(p.kind == p.KEYWORD_ONLY for p in params[:n]) or len(params) < n:
+        raise SrcadError(f"srcad.jvp({func.__name__}, ...) inside a differentiated function with {n} primals for "
+                         f"{len(params)} positional parameters. Pass one primal per positional parameter.")
+    front, keywords = _front(pre, kw, name, supplied)
+    primal_names = [p.name for p in params[:n]]
+    tangent_names = [f"{primal_names[k]}_tangent" for k in idx]
+    args = ", ".join(a for a in front + primal_names + keywords if a)
+    ts = ", ".join(f"{dot}={t}" for dot, t in zip(dots, tangent_names))
+    body = [f"value, tangent = {mod.srcad_main}({args}, {ts})", "return (value, tangent)"]
+    doc = (f"srcad.jvp({func.__name__}, primals, tangents) as a plain function: its tangent code along "
+           f"{', '.join(tangent_names)}.")
+    return dict(name=name, signature=", ".join(primal_names + tangent_names), doc=doc, body=body,
+                calls={mod.srcad_main: main}, supplied=supplied)
+
+
 def _parts(d, func, pre, kw):
     base = "".join(c if c.isalnum() or c == "_" else "_" for c in func.__name__).strip("_") or "f"
     name = f"{d.op}_of_{base}"
@@ -257,6 +281,8 @@ def _parts(d, func, pre, kw):
         return _jacobian_parts(d, func, pre, kw, name)
     if d.op == "pullback":
         return _pullback_parts(d, func, pre, kw, name)
+    if d.op == "jvp":
+        return _jvp_parts(d, func, pre, kw, name)
     if d.op in ("hessian", "hvp"):
         gradient = Derived("grad", d.f, d.wrt).plain()
         if d.op == "hvp":
@@ -323,3 +349,55 @@ def operator_call(normalizer, call):
     fname = normalizer.temp(f"{op.__name__}_{ast.unparse(call.args[0]) if call.args else 'f'}".replace(".", "_"))
     parsed.env[fname] = held[1]
     return fname
+
+
+# ---- srcad.jvp / srcad.vjp called inside differentiated code -----------------------------------
+_INLINE = {}        # (f's id, number of primals, positions with a tangent) -> (f, the function standing for it)
+
+
+def inline_call(normalizer, call):
+    """`srcad.jvp(f, (x, ...), (v, ...))` inside a function srcad transforms, f a module-level name
+    and the primals and tangents tuple (or list) displays: a call `jvp_of_f(x, ..., v, ...)` of a
+    function srcad composes (f's tangent code as a plain function; a None tangent holds its primal
+    constant). `srcad.vjp` there is a named error (its pullback is a local function). None for any
+    other call."""
+    from . import api
+    found, op = normalizer.resolve(call.func) if normalizer.is_global_ref(call.func) else (False, None)
+    if not found or op not in (api.jvp, api.vjp):
+        return None
+    parsed = normalizer.parsed
+    if op is api.vjp:
+        raise UnsupportedSyntaxError(
+            "`srcad.vjp` called inside a differentiated function (the pullback it returns is a local function, "
+            "which srcad does not differentiate)", *parsed.where(call),
+            hint="compute the vector-Jacobian product as a gradient: with `def inner(x, v): return np.sum(f(x) * v)` "
+                 "at module level, `srcad.grad(inner)(x, v)` is vjp's pullback(v) and can be called here")
+    f_ok, f = (normalizer.resolve(call.args[0]) if call.args and normalizer.is_global_ref(call.args[0])
+               else (False, None))
+    shown = len(call.args) == 3 and not call.keywords and all(
+        isinstance(a, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in a.elts)
+        for a in call.args[1:]) and len(call.args[1].elts) == len(call.args[2].elts)
+    if not (f_ok and callable(f) and shown):
+        raise UnsupportedSyntaxError(
+            f"`{ast.unparse(call)}` inside a differentiated function, in a form srcad does not transform",
+            *parsed.where(call),
+            hint="call srcad.jvp(f, (x, ...), (v, ...)) with f a module-level function and the primals and "
+                 "tangents written out as tuples of the same length")
+    if isinstance(call.args[0], ast.Name):
+        parsed.extra_watch.append((parsed, call.args[0].id, f))
+    primals, tangents = call.args[1].elts, call.args[2].elts
+    n = len(primals)
+    idx = tuple(k for k, t in enumerate(tangents) if not (isinstance(t, ast.Constant) and t.value is None))
+    key = (id(f), n, idx)
+    held = _INLINE.get(key)
+    if held is None or held[0] is not f:
+        if len(_INLINE) > 1024:
+            _INLINE.clear()
+
+        def jvp_call(*a):
+            return api.jvp(f, a[:n], tuple(a[n + idx.index(k)] if k in idx else None for k in range(n)))
+        jvp_call.__name__ = jvp_call.__qualname__ = f"jvp_of_{getattr(f, '__name__', 'f')}"
+        held = _INLINE[key] = (f, derived(jvp_call, "jvp", f, idx, n=n))
+    fname = normalizer.temp(f"jvp_{ast.unparse(call.args[0])}".replace(".", "_"))
+    parsed.env[fname] = held[1]
+    return ast.Call(ast.Name(fname, ast.Load()), list(primals) + [tangents[k] for k in idx], [])

@@ -21,7 +21,7 @@ from ..errors import UnsupportedSyntaxError
 from ..rules.registry import ANY, FactSet, facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy, index_expr, source_lines, to_source
 from .parse import Parsed
-from ..composition import operator_call
+from ..composition import inline_call, operator_call
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
 # (facts declared in the registry, rules/numpy_rules.py)
@@ -345,6 +345,9 @@ class Normalizer:
             return self.comprehension(_loc(comp, e), obj.__name__ + "_items")
         if found and obj is builtins.map:
             return self.map_call(e, hint)
+        if found and (inline := inline_call(self, e)) is not None:
+            # srcad.jvp(f, primals, tangents) here: a call of f's tangent code as a plain function
+            return self.call(_loc(inline, e), hint)
         if found:
             rule = lookup(obj)
             if rule is not None and rule.nondiff:
