@@ -12,7 +12,7 @@ from . import cache
 from . import runtime as rt
 from . import tree as _tree
 from .errors import InputError, NonScalarOutputError, SrcadError
-from .composition import derived, derived_of
+from .composition import derived, derived_of, inline_jvp
 from .frontend.callables import method_function, unpack_callable
 from .inputs import check_args, check_coo_kept, differentiated_tangents, plain, unsorted_coo
 from .transform import pipeline
@@ -391,7 +391,10 @@ def vjp(f, *args, checkpoint=None):
         def pullback_passed(dy):
             return pullback(dy)[len(pre):]
         return y, derived(pullback_passed, "pullback", f, None, args=args)
-    check_args(f, args)
+    # a top-level integer carries no derivative (its cotangent is None); an integer leaf of a
+    # differentiated container cannot be told apart there: refused, as grad refuses it
+    check_args(f, args, wrt=tuple(k for k, a in enumerate(args) if not (
+        isinstance(a, (bool, int, np.bool_, np.integer)) or isinstance(a, np.ndarray) and a.dtype.kind in "biu")))
     idx = tuple(k for k, a in enumerate(args) if _differentiable_arg(a))
     y = f(*args)
     if not idx:
@@ -588,9 +591,11 @@ def _call_jvp(fn, primals, dots, kwargs=None):
     return fn(*primals, **kwargs, **dots) if kwargs else fn(*primals, **dots)
 
 
-def _vjp_function(f, wrt):
-    """The generated adjoint function of f (loaded from its cache file, so it can be transformed again)."""
-    mod = _module(f, "reverse", wrt)
+def _vjp_function(f, wrt, variant="plain"):
+    """The generated adjoint function of f (loaded from its cache file, so it can be transformed again).
+    variant="value": the one value_and_grad runs, returning (f's value, gradient) and checking the
+    seed it is given (rt.seed)."""
+    mod = _module(f, "reverse", wrt, variant=variant)
     adjoint = getattr(mod, mod.srcad_main)
     receiver = getattr(f, "__srcad_receiver__", None)
     instance = getattr(f, "__srcad_instance__", lambda: None)()
@@ -606,11 +611,13 @@ def _single_wrt(f, wrt, what):
     return params.index(wrt) if isinstance(wrt, str) else wrt % len(params)
 
 
-def _check_second_order(f, args, what, k=None, v=None, kwargs=None):
-    """hessian/hvp differentiate a scalar f (the adjoint is seeded with 1.0, which for a vector f
-    would silently give the Hessian of sum(f)); hvp's direction v must be shaped like args[k]."""
-    y = f(*args, **(kwargs or {}))
-    if not rt.is_scalar(y):
+def _second_order_seed(f, what):
+    """The seed hessian/hvp give the adjoint ("value" variant): it checks, inside the one sweep
+    that computes f's value anyway, that the value is a scalar (seeded with 1.0, a vector output
+    would silently give the Hessian of sum(f)), then stands for 1.0. No separate call of f."""
+    def check(y):
+        if rt.is_scalar(y):
+            return
         shape = getattr(y, "shape", None)
         name = getattr(f, "__name__", "f")
         raise NonScalarOutputError(
@@ -618,10 +625,34 @@ def _check_second_order(f, args, what, k=None, v=None, kwargs=None):
             f"{type(y).__name__}{' of shape ' + str(shape) if shape is not None else ''}. For the second "
             f"derivatives of a non-scalar output use srcad.jacobian(srcad.jacobian({name})), or reduce the "
             f"output to a scalar first.")
+    return rt.ScalarSeed(check)
+
+
+def _check_direction(f, args, k, v):
+    """hvp's direction v must be shaped like args[k]."""
     if v is not None and not (sp.issparse(v) or _tree.is_node(v)) and np.shape(v) != np.shape(args[k]):
         raise InputError(f"srcad.hvp's direction v (the last argument) has shape {np.shape(v)}, but the "
                          f"differentiated argument {k} ({_params(f)[k]}) has shape {np.shape(args[k])}. "
                          f"Pass a direction of the argument's shape.")
+
+
+def _second_order_sweep(f, k, what):
+    """sweep(args, v, kwargs) -> (gradient of f at args, its tangent along v: H v), by forward
+    mode over f's checked-seed adjoint; f runs once per sweep (inside it), never separately."""
+    adjoint = _vjp_function(f, k, "value")
+    seed = _second_order_seed(f, what)
+    held = [None, None, None]       # (module, main function, {seed parameter: seed})
+
+    def sweep(args, v, kwargs):
+        mod = _module(adjoint, "forward", k)
+        if held[0] is not mod:
+            fn = getattr(mod, mod.srcad_main)
+            params = list(cache.signature(adjoint).parameters)
+            held[:] = [mod, fn, {params[-1]: seed}]
+        _, fn, seed_kw = held
+        (_, g), (_, hv) = _call_jvp(fn, tuple(args), [v], {**(kwargs or {}), **seed_kw})
+        return g, hv
+    return sweep
 
 
 def hvp(f, wrt=0):
@@ -666,20 +697,16 @@ def hvp(f, wrt=0):
     if passed:
         return derived(_bind_front(hvp(passed[0], _shift(wrt, len(passed[1]))), f, passed[1], {}), "hvp", f, wrt)
     k = _single_wrt(f, wrt, "hvp")
-    adjoint = _vjp_function(f, k)
+    sweep = _second_order_sweep(f, k, "hvp")
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         *args, v = args
         check_args(f, args, kwargs, wrt=k)
-        _check_second_order(f, args, "hvp", k, v, kwargs)
-        mod = _module(adjoint, "forward", k)
-        fn = getattr(mod, mod.srcad_main)
-        name = _params(f)[k]
+        _check_direction(f, args, k, v)
         if not (sp.issparse(v) or _tree.is_node(v)):      # a pytree direction: as given
             v = np.asarray(v, dtype=float) if np.ndim(v) else float(v)
-        _, hv = _call_jvp(fn, tuple(args), [v], kwargs)
-        return hv
+        return sweep(args, v, kwargs)[1]
     return derived(wrapper, "hvp", f, wrt)
 
 
@@ -727,28 +754,22 @@ def hessian(f, wrt=0):
         return derived(_bind_front(hessian(passed[0], _shift(wrt, len(passed[1]))), f, passed[1], {}),
                        "hessian", f, wrt)
     k = _single_wrt(f, wrt, "hessian")
-    adjoint = _vjp_function(f, k)
-    name = _params(f)[k]
+    second = _second_order_sweep(f, k, "hessian")
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         check_args(f, args, kwargs, wrt=k)
-        _check_second_order(f, args, "hessian", kwargs=kwargs)
         x = args[k]
         if _tree.is_node(x):        # a pytree: blocks H[leaf_i][leaf_j], one sweep per entry
-            mod = _module(adjoint, "forward", k)
-            fn = getattr(mod, mod.srcad_main)
             n = _tree.ravel(x).size
             H = np.zeros((n, n))
             for j, e in enumerate(_basis(n)):
-                H[:, j] = _tree.ravel(_call_jvp(fn, tuple(args), [_tree.unravel(e, x)], kwargs)[1], x)
+                H[:, j] = _tree.ravel(second(args, _tree.unravel(e, x), kwargs)[1], x)
             return _tree.blocks(H, x, x)
         if sp.issparse(x):
             raise SrcadError(f"srcad.hessian w.r.t. a sparse matrix would be dense (x.shape + x.shape); use "
                              f"srcad.hvp({f.__name__}, wrt={wrt!r}) with a direction of x's pattern instead.")
-        mod = _module(adjoint, "forward", k)
-        fn = getattr(mod, mod.srcad_main)
-        sweep = lambda v: _call_jvp(fn, tuple(args), [v], kwargs)   # noqa: E731
+        sweep = lambda v: second(args, v, kwargs)   # noqa: E731
         if isinstance(x, float):
             return float(sweep(1.0)[1])
         H = _forward_columns(sweep, np.asarray(x), np.shape(x))
@@ -1058,3 +1079,5 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
 for _operator in (grad, value_and_grad, jacobian, hessian, hvp):
     # known by this mark when applied inside differentiated code (srcad/frontend/operators.py)
     _operator.__srcad_operator__ = True
+jvp.__srcad_inline__ = inline_jvp        # srcad.jvp inside differentiated code (frontend/operators.py)
+vjp.__srcad_inline__ = None              # ... and srcad.vjp there: a named error

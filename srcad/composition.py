@@ -246,6 +246,30 @@ def _pullback_parts(d, func, pre, kw, name):
     return dict(name=name, signature="dy", doc=doc, body=body, calls={fname: main}, supplied=supplied)
 
 
+def _jvp_parts(d, func, pre, kw, name):
+    """srcad.jvp(f, primals, tangents) called inside differentiated code: f's tangent code, the
+    primals then the tangents (of the positions d.wrt) as parameters, returning (value, tangent)."""
+    n, idx = d.options["n"], d.wrt
+    mod = cache.module(func, "forward", tuple(k + len(pre) for k in idx))
+    main = getattr(mod, mod.srcad_main)
+    dots = _tangent_names(main, len(idx))
+    supplied = {}
+    params = _params(func, pre, kw, name)
+    if any(p.kind == p.KEYWORD_ONLY for p in params[:n]) or len(params) < n:
+        raise SrcadError(f"srcad.jvp({func.__name__}, ...) inside a differentiated function with {n} primals for "
+                         f"{len(params)} positional parameters. Pass one primal per positional parameter.")
+    front, keywords = _front(pre, kw, name, supplied)
+    primal_names = [p.name for p in params[:n]]
+    tangent_names = [f"{primal_names[k]}_tangent" for k in idx]
+    args = ", ".join(a for a in front + primal_names + keywords if a)
+    ts = ", ".join(f"{dot}={t}" for dot, t in zip(dots, tangent_names))
+    body = [f"value, tangent = {mod.srcad_main}({args}, {ts})", "return (value, tangent)"]
+    doc = (f"srcad.jvp({func.__name__}, primals, tangents) as a plain function: its tangent code along "
+           f"{', '.join(tangent_names)}.")
+    return dict(name=name, signature=", ".join(primal_names + tangent_names), doc=doc, body=body,
+                calls={mod.srcad_main: main}, supplied=supplied)
+
+
 def _parts(d, func, pre, kw):
     base = "".join(c if c.isalnum() or c == "_" else "_" for c in func.__name__).strip("_") or "f"
     name = f"{d.op}_of_{base}"
@@ -255,6 +279,8 @@ def _parts(d, func, pre, kw):
         return _jacobian_parts(d, func, pre, kw, name)
     if d.op == "pullback":
         return _pullback_parts(d, func, pre, kw, name)
+    if d.op == "jvp":
+        return _jvp_parts(d, func, pre, kw, name)
     if d.op in ("hessian", "hvp"):
         gradient = Derived("grad", d.f, d.wrt).plain()
         if d.op == "hvp":
@@ -278,3 +304,25 @@ def _load(parts):
     lines += ["    " + b for b in parts["body"]]
     mod = cache.load("\n".join(lines) + "\n", name, supplied)
     return getattr(mod, name)
+
+
+# ---- srcad.jvp(f, primals, tangents) called inside differentiated code --------------------------
+_INLINE = {}        # (f's id, number of primals, positions with a tangent) -> (f, the function standing for it)
+
+
+def inline_jvp(f, n, idx):
+    """The function that stands for `srcad.jvp(f, (x1..xn), (v...))` inside differentiated code (the
+    tangents given at positions idx; a None tangent holds its primal constant): f's tangent code as a
+    plain function of the primals then the tangents, returning (value, tangent), which srcad composes
+    like any operator's result. The syntax side is srcad/frontend/operators.py `inline_call`."""
+    from . import api
+    held = _INLINE.get((id(f), n, idx))
+    if held is None or held[0] is not f:
+        if len(_INLINE) > 1024:
+            _INLINE.clear()
+
+        def jvp_call(*a):
+            return api.jvp(f, a[:n], tuple(a[n + idx.index(k)] if k in idx else None for k in range(n)))
+        jvp_call.__name__ = jvp_call.__qualname__ = f"jvp_of_{getattr(f, '__name__', 'f')}"
+        held = _INLINE[(id(f), n, idx)] = (f, derived(jvp_call, "jvp", f, idx, n=n))
+    return held[1]

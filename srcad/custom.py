@@ -210,7 +210,8 @@ def _check_like(d, x, func, what, fix):
 
 def check_cotangents(cots, func, args):
     """The pullback's result: a tuple (or list) with one cotangent (or None) per positional argument,
-    each of that argument's shape. Returns it as a tuple."""
+    each of that argument's shape. Returns it as a tuple, a None replaced by a zero of its argument's
+    kind (the adjoint code adds and scales what it is given: None would be a TypeError there)."""
     n = len(args)
     fix = ("A pullback returns a tuple with one cotangent per positional argument (None for one that "
            "carries none): `return (g * ...,)` for one argument, `return (gx, gy)` for two")
@@ -223,7 +224,8 @@ def check_cotangents(cots, func, args):
                         f"{'s' * (n != 1)}. {fix}.")
     for k, (c, a) in enumerate(zip(cots, args)):
         _check_like(c, a, func, f"the cotangent of argument {k}", fix + ".")
-    return tuple(cots)
+    from .runtime.accumulate import zeros_like
+    return tuple(zeros_like(a) if c is None else c for c, a in zip(cots, args))
 
 
 def checked_vjp(func, rule):

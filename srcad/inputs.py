@@ -73,8 +73,9 @@ def _foreign(x):
 def _find(x, wrt, path="", depth=0, ints=False):
     """(the offending value, its path inside x, its error maker), or None. Formats are checked
     only in a differentiated argument (`wrt`): a constant operator may be any scipy format.
-    `ints`: the argument is named as differentiated, so an integer or bool dtype is refused
-    (Python ints inside a container stay: a count or a flag among the leaves)."""
+    `ints`: the argument is named as differentiated, so an integer or bool dtype is refused, at
+    the top or as a leaf of a container (a Python int leaf too: it would be differentiated as a
+    float, which an integer is not; a count or a flag goes in an argument not differentiated)."""
     if sp.issparse(x):
         if wrt and (x.format not in SPARSE_FORMATS or x.ndim != 2):
             return x, path, sparse_format_error
@@ -89,7 +90,7 @@ def _find(x, wrt, path="", depth=0, ints=False):
         return (x, path, complex_error) if x.dtype.kind == "c" else None
     if isinstance(x, complex):
         return x, path, complex_error
-    if ints and depth == 0 and isinstance(x, int):      # a Python int or bool given as the argument
+    if ints and isinstance(x, int):      # a Python int or bool, the argument or one of its leaves
         return x, path, integer_error
     if wrt and _foreign(x):
         return x, path, foreign_array_error

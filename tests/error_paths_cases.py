@@ -135,6 +135,10 @@ def enumerate_start(x):
     return s
 
 
+def map_keywords(x):
+    return sum(map(np.sin, x, strict=True))  # here
+
+
 def zip_strict(x):
     s = 0.0
     for a, b in zip(x, x, strict=True):  # here

@@ -470,6 +470,7 @@ CASES = [
     user(c.dict_and_array_name, "holds a dict at one place", "name of its own"),
     user(c.enumerate_start, "enumerate with a start value", "add the offset"),
     user(c.zip_strict, "zip with keyword arguments", "sequences only"),
+    user(c.map_keywords, "this form of map", "map(f, xs)"),
     user(c.reversed_two, "this form of reversed", "reversed(xs)"),
     user(c.loop_writes_iterable, "writes `a` in place while the loop runs over it", "range(len(a))"),
     user(c.overlapping_write, "shares memory with its target", "v[0:4].copy()"),

@@ -20,7 +20,7 @@ import builtins
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import ANY, FactSet, facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy, index_expr, source_lines, to_source
-from .operators import operator_call
+from .operators import inline_call, operator_call
 from .parse import Parsed
 
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
@@ -373,6 +373,11 @@ class Normalizer:
             comp = ast.ListComp(ast.Tuple([name(n) for n in names], ast.Load()),
                                 [ast.comprehension(target, e, [], 0)])
             return self.comprehension(_loc(comp, e), obj.__name__ + "_items")
+        if found and obj is builtins.map:
+            return self.map_call(e, hint)
+        if found and (inline := inline_call(self, e)) is not None:
+            # srcad.jvp(f, primals, tangents) here: a call of f's tangent code as a plain function
+            return self.call(_loc(inline, e), hint)
         if found:
             rule = lookup(obj)
             if rule is not None and rule.nondiff:
@@ -419,6 +424,21 @@ class Normalizer:
             stmts += s
             kws.append(ast.keyword(arg=kw.arg, value=a))
         return stmts, _loc(ast.Call(func, args, kws), e)
+
+    def map_call(self, e, hint):
+        """map(f, xs, ...): the list [f(x, ...) for x, ... in zip(xs, ...)], built by a loop that srcad differentiates; in a loop head, the loop runs over that list."""
+        f, seqs = (e.args[0], e.args[1:]) if e.args else (None, [])
+        if e.keywords or not seqs or any(isinstance(a, ast.Starred) for a in e.args):
+            self.fail(e, "this form of map", "call map(f, xs) (or map(f, xs, ys)) with the function and the sequences")
+        names = [f"item{k}" for k in range(len(seqs))]      # (renamed fresh by comprehension)
+        elt = _loc(ast.Call(ast_copy(f), [name(n) for n in names], []), e)
+        if len(seqs) == 1:
+            target, it = name(names[0], True), seqs[0]
+        else:
+            target = ast.Tuple([name(n, True) for n in names], ast.Store())
+            it = _loc(ast.Call(name("zip"), list(seqs), []), e)
+        comp = ast.ListComp(elt, [ast.comprehension(target, it, [], 0)])
+        return self.comprehension(_loc(comp, e), "map_items")
 
     def condition(self, test):
         """A branch or loop test as a name (the test itself is never differentiated)."""

@@ -48,3 +48,41 @@ def operator_call(normalizer, call):
     fname = normalizer.temp(f"{op.__name__}_{ast.unparse(call.args[0]) if call.args else 'f'}".replace(".", "_"))
     parsed.env[fname] = held[1]
     return fname
+
+
+# ---- srcad.jvp / srcad.vjp called inside differentiated code -----------------------------------
+def inline_call(normalizer, call):
+    """`srcad.jvp(f, (x, ...), (v, ...))` inside a function srcad transforms, f a module-level name
+    and the primals and tangents tuple (or list) displays: a call `jvp_of_f(x, ..., v, ...)` of a
+    function srcad composes (the operator's mark `__srcad_inline__` builds it: srcad/composition.py
+    `inline_jvp`). `srcad.vjp` there (marked None) is a named error: its pullback is a local
+    function. None for any other call."""
+    found, op = normalizer.resolve(call.func) if normalizer.is_global_ref(call.func) else (False, None)
+    if not found or not hasattr(op, "__srcad_inline__"):
+        return None
+    parsed = normalizer.parsed
+    build = op.__srcad_inline__
+    if build is None:
+        raise UnsupportedSyntaxError(
+            "`srcad.vjp` called inside a differentiated function (the pullback it returns is a local function, "
+            "which srcad does not differentiate)", *parsed.where(call),
+            hint="compute the vector-Jacobian product as a gradient: with `def inner(x, v): return np.sum(f(x) * v)` "
+                 "at module level, `srcad.grad(inner)(x, v)` is vjp's pullback(v) and can be called here")
+    f_ok, f = (normalizer.resolve(call.args[0]) if call.args and normalizer.is_global_ref(call.args[0])
+               else (False, None))
+    shown = len(call.args) == 3 and not call.keywords and all(
+        isinstance(a, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in a.elts)
+        for a in call.args[1:]) and len(call.args[1].elts) == len(call.args[2].elts)
+    if not (f_ok and callable(f) and shown):
+        raise UnsupportedSyntaxError(
+            f"`{ast.unparse(call)}` inside a differentiated function, in a form srcad does not transform",
+            *parsed.where(call),
+            hint="call srcad.jvp(f, (x, ...), (v, ...)) with f a module-level function and the primals and "
+                 "tangents written out as tuples of the same length")
+    if isinstance(call.args[0], ast.Name):
+        parsed.extra_watch.append((parsed, call.args[0].id, f))
+    primals, tangents = call.args[1].elts, call.args[2].elts
+    idx = tuple(k for k, t in enumerate(tangents) if not (isinstance(t, ast.Constant) and t.value is None))
+    fname = normalizer.temp(f"jvp_{ast.unparse(call.args[0])}".replace(".", "_"))
+    parsed.env[fname] = build(f, len(primals), idx)
+    return ast.Call(ast.Name(fname, ast.Load()), list(primals) + [tangents[k] for k in idx], [])

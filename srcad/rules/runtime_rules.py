@@ -197,6 +197,11 @@ defrule([np.swapaxes, ".swapaxes"], "x, axis1, axis2", "rt.shapes.lin(np.swapaxe
 defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shared_update, rt.clip_mask, rt.count, rt.zeros_like, rt.is_scalar,
             builtins.slice, np.floor_divide, rt.user_vjp_rule, rt.user_jvp_rule])
 
+# rt.custom_cotangents(cots, func, args) is cots, checked (and None read as zero): linear in cots
+defrule(rt.custom_jvp_seed, "g, func, primals", ("rt.item(g, 1)", None, "0"),
+        ("rt.custom_jvp_seed(g_dot, func, primals)", None, "0"), discrete="func")
+defrule(rt.custom_cotangents, "cots, func, args", ("g", None, "0"), ("cots_dot", None, "0"), discrete="func")
+
 # ---- composition (srcad/composition.py): grad's seed, jacobian's directions and columns -------
 # rt.seed(y, s) is s (or grad's checked 1.0): it does not depend on the output value y
 defrule(rt.seed, "y, s", ("0", "g"), ("0", "s_dot"))

@@ -111,6 +111,10 @@ _so = "rt.sparse_ops."
 defrule(sparse_ops.multiply, "x, y",
         (_so + "multiply_vjp_x(g, x, y)", _so + "multiply_vjp_y(g, x, y)"),
         (_so + "multiply(x_dot, y)", _so + "multiply(x, y_dot)"), jvp_join=True)
+# quotient_jvp_y(d, q, y) = -d * q / y (Div's tangent piece along y, entry by entry for a sparse q)
+defrule(sparse_ops.quotient_jvp_y, "d, q, y", ("-g * q / y", "-g * d / y", "g * d * q / y ** 2"),
+        (_so + "quotient_jvp_y(d_dot, q, y)", _so + "quotient_jvp_y(d, q_dot, y)",
+         _so + "quotient_jvp_y(y_dot, " + _so + "quotient_jvp_y(d, q, y), y)"), broadcast=True, jvp_join=True)
 defrule(sparse_ops.multiply_vjp_x, "g, x, y", None,
         (_so + "multiply_vjp_x(g_dot, x, y)", "0", _so + "multiply_vjp_x(g, x, y_dot)"), jvp_join=True)
 defrule(sparse_ops.multiply_vjp_y, "g, x, y", None,

@@ -115,9 +115,27 @@ def user_jvp_rule(func):
 
 
 
-def custom_cotangents(cots, func, n):
-    """What a custom_vjp function's bwd returned, checked: a tuple of n cotangents (RuleError else)."""
-    if _is_zero(cots):
-        return cots
+def custom_cotangents(cots, func, args):
+    """What a custom_vjp function's bwd returned for a call func(*args), checked: a tuple with one
+    cotangent per argument, each of its argument's shape (RuleError else), None read as zero."""
     from ..custom import check_cotangents
-    return check_cotangents(cots, func, (None,) * n)
+    return check_cotangents(cots, func, args)
+
+
+def custom_jvp_seed(g, func, primals):
+    """The output cotangent (0, g) that the adjoint of a forward-only rule (custom_jvp, register_jvp)
+    is called with, once the rule has been checked: run along a direction of ones (a zero tangent
+    of any shape would pass for zero), it must return a pair (y, y_dot) with y_dot of y's shape
+    (RuleError else, as in forward mode), not fail inside its transposed code with a raw broadcast
+    error."""
+    from .accumulate import zeros_like
+    user_jvp_rule(func)(tuple(primals), tuple(_ones_like(zeros_like(p)) for p in primals))
+    return (0.0, g)
+
+
+def _ones_like(z):
+    """A tangent of ones where z is a float zero or a float array of zeros; z itself otherwise."""
+    if isinstance(z, np.ndarray):
+        z[...] = 1.0
+        return z
+    return 1.0 if type(z) is float else z

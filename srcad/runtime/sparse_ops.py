@@ -708,6 +708,16 @@ def multiply_vjp_y(g, x, y):
     return flat.astype(dtype, copy=False).reshape(y_arr.shape)
 
 
+def quotient_jvp_y(d, q, y):
+    """-d * q / y: the tangent piece of q = x / y along y's tangent d. For a sparse q (x sparse, y
+    dense), entry by entry in q's stored pattern and order, as the piece along x's tangent is
+    (scipy's `*` would merge the duplicate entries of q, a COO, and `rt.add` would then give each
+    duplicate the merged value; for np.matrix-style classes `*` is a matrix product)."""
+    if sp.issparse(q) and not sp.issparse(d) and not sp.issparse(y) and _fmt(q) is not None:
+        return _like(q, -q.data * _dense_at(np.asarray(d) / np.asarray(y), q), fresh=True)
+    return -d * q / y
+
+
 # ---- .data and construction -----------------------------------------------------------------
 def data_vjp(g, x):
     """Cotangent of a sparse x from that of x.data."""

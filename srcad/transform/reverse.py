@@ -243,8 +243,11 @@ class Reverse:
             pb = self.pullbacks[id(op.node)]
             cots = self.namer.fresh(op.target + "_cotangents")
             parts = self._custom_parts(op)
-            if parts:       # custom_vjp: bwd(residuals, g), a call srcad can transform again
-                code.append(assign(cots, ast.Call(N(parts[1]), [N(pb), N(g)], [])))
+            if parts:       # custom_vjp: bwd(residuals, g), a call srcad can transform again, its
+                # result checked (one cotangent per argument, each of its argument's shape)
+                args = ast.Tuple([ast_copy(a) for a in op.rhs.args], ast.Load())
+                code.append(assign(cots, rt("custom_cotangents", ast.Call(N(parts[1]), [N(pb), N(g)], []),
+                                            ast_copy(op.rhs.func), args)))
             else:           # register_vjp: the pullback the rule returned
                 code.append(assign(cots, ast.Call(N(pb), [N(g)], [])))
             for pos, n in active:
@@ -493,7 +496,8 @@ class Reverse:
             raise missing(str(exc)) from None
         primals = ast.Tuple([ast_copy(a) for a in call.args], ast.Load())
         zeros = ast.Tuple([rt("zeros_like", ast_copy(a)) for a in call.args], ast.Load())
-        out_bar = ast.Tuple([ast.Constant(0.0), N(g)], ast.Load())
+        # the seed (0, g), once the rule has been checked (a pair, y_dot of y's shape)
+        out_bar = rt("custom_jvp_seed", N(g), ast_copy(call.func), primals)
         cots = self.namer.fresh(op.target + "_cotangents")
         code = [assign(cots, ast.Call(N(vjp_name), [primals, zeros], [ast.keyword(arg=seed, value=out_bar)]))]
         for pos, n in active:
