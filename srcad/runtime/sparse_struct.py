@@ -287,12 +287,7 @@ def _row_slice(x, idx):
 
 def _slice_entries(x, idx):
     """Positions of x's entries that x[i:j] keeps, in the result's order, and their rows there."""
-    ij = _row_slice(x, idx)
-    if ij is None:
-        raise InputError(
-            f"srcad differentiates row slices A[i:j] (step 1) of a sparse matrix, not A[{idx!r}]; "
-            f"select rows with a slice, or convert with A.toarray() where the matrix is small")
-    i, j = ij
+    i, j = _row_slice(x, idx)          # other subscripts go through sparse_methods.select_vjp
     rows, cols = _entry_coords(x)
     if x.format == "csr":
         sel = np.arange(x.indptr[i], x.indptr[j])
