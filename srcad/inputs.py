@@ -265,6 +265,8 @@ def unsorted_coo(args, kwargs=None):
         if sp.issparse(x):          # before the containers: a DOK matrix is a dict
             if x.format == "coo" and not x.has_canonical_format:
                 found.append((x, (x.row.copy(), x.col.copy())))
+            elif x.format in ("csr", "csc") and not x.has_canonical_format:   # merged in place too
+                found.append((x, (x.indptr.copy(), x.indices.copy())))
         elif isinstance(x, dict):
             for v in x.values():
                 visit(v)
@@ -277,9 +279,11 @@ def unsorted_coo(args, kwargs=None):
 
 def check_coo_kept(snapshot):
     for A, (row, col) in snapshot:
-        if not (np.array_equal(A.row, row) and np.array_equal(A.col, col)):
+        now = (A.row, A.col) if A.format == "coo" else (A.indptr, A.indices)
+        if not (np.array_equal(now[0], row) and np.array_equal(now[1], col)):
             raise InputError(
-                "a COO argument was not in canonical format (unsorted or with duplicate entries), and scipy "
-                "sorted it in place while the function ran (A.sum(), A.max() and A.power() do this), so its "
+                f"a {A.format.upper()} argument was not in canonical format (unsorted or with duplicate entries), "
+                "and scipy sorted it in place while the function ran (A.sum(), A.argmax(), A.count_nonzero() "
+                "and A.floor() do this), so its "
                 "entries changed order mid-computation and srcad cannot pair each derivative with its entry. "
-                "Canonicalise it before the call (A.sum_duplicates()), or pass A.tocsr().")
+                "Canonicalise it before the call (A.sum_duplicates())" + (", or pass A.tocsr()." if A.format == "coo" else "."))

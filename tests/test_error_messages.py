@@ -366,10 +366,6 @@ def sp_matmat(A, B):
     return np.sum((A @ B).data)  # here
 
 
-def sp_slice_step(A):
-    return np.sum(A[0:3:2].data)  # here
-
-
 def sp_vstack_lil(A):
     return np.sum(sp.vstack([A, A], format="lil").data)  # here
 
@@ -545,8 +541,6 @@ CASES = [
          THIS_FILE, func=sp_matvec),
     Case("sparse_operand_format", _sparse(sp_matmat, sp.csr_array(A), sp.lil_array(A)), "LIL", "Convert",
          THIS_FILE, func=sp_matmat),
-    Case("sparse_slice_step", _sparse(sp_slice_step, sp.csr_array(A)), "row slices A[i:j] (step 1)",
-         "select rows with a slice", THIS_FILE, func=sp_slice_step),
     Case("sparse_stack_format", _sparse(sp_vstack_lil, sp.csr_array(A)), "format='lil'", "ask for one of them",
          THIS_FILE, func=sp_vstack_lil),
     Case("sparse_diags_format", _sparse(sp_diags_lil, X[:3]), "format='lil'", "ask for one of those",

@@ -72,7 +72,7 @@ _RED = "x, axis=None, dtype=None, out=None, keepdims=False"
 defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "rt.sum_jvp(x_dot, axis, keepdims)",
         discrete="axis dtype out keepdims")
 defrule([np.mean, ".mean"], _RED, "rt.sum_vjp(g, x, axis, keepdims) / rt.count(x, axis)",
-        "np.mean(x_dot, axis=axis, keepdims=keepdims)", discrete="axis dtype out keepdims")
+        "rt.sum_jvp(x_dot, axis, keepdims) / rt.count(x, axis)", discrete="axis dtype out keepdims")
 defrule([np.max, np.amax, ".max"], "x, axis=None, out=None, keepdims=False",
         "rt.extreme_vjp(g, x, ans, axis, keepdims)",
         "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="axis out keepdims")

@@ -22,10 +22,13 @@ Choices:
   stored, since its derivative is not zero. `A.power(p)` runs as `rt.sparse_struct.power`, which
   leaves the input as it is (scipy's sums its duplicates in place); `diags` gives CSR.
 """
+import builtins
+
 import numpy as np
 import scipy.sparse as sp
 
 from .. import sparse as srcad_sparse
+from ..runtime import sparse_methods  # the templates reach it as rt.sparse_methods
 from ..runtime import sparse_ops  # the templates reach it as rt.sparse_ops
 from ..runtime import sparse_struct  # and this one as rt.sparse_struct
 from ..runtime import take, take_vjp
@@ -178,7 +181,53 @@ defrule(sparse_struct.multiply_ss_vjp_x, "g, x, y", None,
 defrule(sparse_struct.multiply_ss_vjp_y, "g, x, y", None,
         (_ss + "multiply_ss_vjp_y(g_dot, x, y)", _ss + "multiply_ss_vjp_y(g, x_dot, y)", "0"), jvp_join=True)
 
+# ---- the methods of a sparse matrix (srcad/runtime/sparse_methods.py) ------------------------------------
+# The zero-preserving elementwise methods run as rt.sparse_methods.unary: scipy's values, without
+# scipy's in-place merge of a non-canonical operand. The step functions carry no derivative.
+_sm = "rt.sparse_methods."
+for _name in ("sin", "tan", "arcsin", "arctan", "arcsinh", "arctanh", "sinh", "tanh", "sqrt", "expm1", "log1p",
+              "deg2rad", "rad2deg"):
+    defrule("." + _name, "x", _sm + f"unary_vjp(g, x, {_name!r}, ans)", _sm + f"unary_jvp(x_dot, x, {_name!r}, ans)",
+            primal=_sm + f"unary(x, {_name!r})")
+defrule(sparse_methods.unary, "x, name", None, _sm + "unary_jvp(x_dot, x, name, ans)", discrete="name")
+defrule(sparse_methods.unary_vjp, "g, x, name, out", None,
+        (_sm + "unary_vjp(g_dot, x, name, out)", _sm + "unary_vjp_jvp(g, x, name, out, x_dot)", None, "0"),
+        jvp_join=True, discrete="name")
+# abs(x): g * sign(x), also for a sparse x (this replaces numpy_rules' entry for builtins.abs; np.abs
+# keeps its own). scipy's abs(A) merges a non-canonical A's duplicates in place first.
+defrule(builtins.abs, "x", _sm + "abs_vjp(g, x, ans)", _sm + "abs_jvp(x_dot, x, ans)", primal=_sm + "abs_(x)")
+defrule(sparse_methods.abs_, "x", None, _sm + "abs_jvp(x_dot, x, ans)")
+# x.max()/x.min() (these replace numpy_rules' entries for the methods; np.max/np.min keep theirs): run as
+# rt.sparse_methods.extreme, scipy's own on a merged copy of a non-canonical sparse x (scipy's would
+# merge x in place); implicit zeros take part, the derivative split evenly among tied elements
+for _op in ("max", "min"):
+    defrule("." + _op, "x, axis=None, out=None, keepdims=False", "rt.extreme_vjp(g, x, ans, axis, keepdims)",
+            "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="axis out keepdims",
+            primal=_sm + f"extreme(x, {_op!r}, axis, out, keepdims)")
+defrule(sparse_methods.extreme, "x, op, axis=None, out=None, keepdims=False", None,
+        "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="op axis out keepdims")
+defrule(sparse_methods.abs_vjp, "g, x, out", None, (_sm + "abs_vjp(g_dot, x, out)", "0", "0"))
+# format conversions and rows/columns: selections (each result entry a stored entry of A's), traced
+# through scipy's own operation on the entries' labels; A[...] goes through the subscript rule
+# (rt.index_vjp sends a sparse A here)
+for _how, _params in (("tocsr", "x, copy=False"), ("tocsc", "x, copy=False"), ("tocoo", "x, copy=False"),
+                      ("getrow", "x, i"), ("getcol", "x, j")):
+    _extra = "" if _params.endswith("copy=False") else ", " + _params.split(", ")[1]
+    defrule("." + _how, _params, _sm + f"select_vjp(g, x, {_how!r}{_extra})",
+            _sm + f"select_jvp(x_dot, x, {_how!r}{_extra})", discrete=_params.split(", ")[1].split("=")[0])
+defrule(sparse_methods.select_vjp, "g, x, how, *args", None, (_sm + "select_vjp(g_dot, x, how, *args)", "0"),
+        discrete="how args")
+defrule(sparse_methods.select_jvp, "x_dot, x, how, *args", None, (_sm + "select_jvp(x_dot_dot, x, how, *args)", "0"),
+        discrete="how args")
+defrule(sparse_methods.extreme_vjp, "g, x, out, axis=None", None,
+        (_sm + "extreme_vjp(g_dot, x, out, axis)", "0", "0"), discrete="axis")
+defrule(sparse_methods.extreme_jvp, "x_dot, x, out, axis=None", None,
+        (_sm + "extreme_jvp(x_dot_dot, x, out, axis)", "0", "0"), discrete="axis")
+defrule(sparse_methods.cast_vjp, "g, x, out", None, (_sm + "cast_vjp(g_dot, x, out)", "0", "0"))
+defrule(sparse_methods.cast_jvp, "x_dot, out", None, (_sm + "cast_jvp(x_dot_dot, out)", "0"))
+
 # ---- no derivative ----------------------------------------------------------------------------------
+defnondiff([".trunc", ".floor", ".ceil", ".rint", ".sign"])      # sparse step functions: piecewise constant
 defnondiff([".getnnz", ".count_nonzero", ".format", sparse_ops.clear_cache, sparse_ops.row_groups,
             sparse_ops.col_groups])
 # an in-place update: no rule, so differentiating through one raises MissingRuleError

@@ -59,7 +59,7 @@ from .checks import (ScalarSeed, check_finite, custom_cotangents, custom_jvp_see
                      updates_in_place, user_jvp_rule, user_vjp_rule)
 from .compose import matmul_or_zero, stack_columns, unit_direction, unstack_columns
 from .shapes import add_at_jvp_v, add_at_value, add_at_vjp_v
-from . import binomial, linalg, shapes, sparse_ops, sparse_struct, special, stats
+from . import binomial, linalg, shapes, sparse_methods, sparse_ops, sparse_struct, special, stats
 from .binomial import entry_state as loop_entry, exit_state as loop_exit, revolve
 
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]

@@ -109,6 +109,9 @@ def cast_vjp(g, x, ans):
     _refuse_complex(ans)
     if discrete_result(ans):
         return zeros_like(x)
+    if sp.issparse(x) and not _is_zero(g):     # x.astype(dtype) of a sparse x (sparse_methods.py)
+        from .sparse_methods import cast_vjp as sparse_cast_vjp
+        return sparse_cast_vjp(g, x, ans)
     return as_cotangent(g, x)
 
 
@@ -120,6 +123,9 @@ def as_tangent(x_dot, ans):
     _refuse_complex(ans)
     if discrete_result(ans):
         return zeros_like(ans)
+    if sp.issparse(ans):
+        from .sparse_methods import cast_jvp as sparse_cast_jvp
+        return sparse_cast_jvp(x_dot, ans)
     if _is_seq(x_dot):
         parts = tangent_list(x_dot, list(np.asarray(ans)))
         return np.asarray(parts, dtype=object if any(np.asarray(p).dtype == object for p in parts)

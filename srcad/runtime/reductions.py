@@ -72,6 +72,9 @@ def extreme_vjp(g, x, ans, axis=None, keepdims=False):
     """Cotangent of x from that of max(x)/min(x): shared evenly among tied extremes."""
     if _is_zero(g):
         return g
+    if sp.issparse(x):          # implicit zeros take part (sparse_methods.py)
+        from .sparse_methods import extreme_vjp as sparse_extreme_vjp
+        return sparse_extreme_vjp(g, x, ans, axis)
     return expand_reduced(g, x, axis, keepdims) * _tie_weights(x, ans, axis, keepdims)
 
 
@@ -80,6 +83,9 @@ def extreme_jvp(x_dot, x, ans, axis=None, keepdims=False):
     """Tangent of max(x)/min(x): the mean of the tangents of the tied extremes."""
     if _is_zero(x_dot):
         return x_dot
+    if sp.issparse(x):
+        from .sparse_methods import extreme_jvp as sparse_extreme_jvp
+        return sparse_extreme_jvp(x_dot, x, ans, axis)
     return np.sum(x_dot * _tie_weights(x, ans, axis, keepdims), axis=_axes(axis, np.ndim(x)),
                   keepdims=keepdims)
 

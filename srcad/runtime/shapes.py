@@ -6,6 +6,7 @@ tangent of that first argument (srcad/rules/runtime_rules.py), and Hessians go t
 """
 import numpy as np
 import scipy.signal
+import scipy.sparse as sp
 
 from ..errors import MissingRuleError
 from .broadcasting import unbroadcast
@@ -365,6 +366,8 @@ def lin(op, d, *args):
     counts, indices, shapes): lin's own rule carries no derivative through them."""
     if _is_zero(d):
         return 0.0
+    if sp.issparse(d) and hasattr(d, getattr(op, "__name__", "")):   # a sparse tangent: scipy's own method
+        return getattr(d, op.__name__)(*args)                          # (np.trace(A) fails on one)
     return op(d, *args)
 
 

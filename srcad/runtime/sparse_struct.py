@@ -287,12 +287,7 @@ def _row_slice(x, idx):
 
 def _slice_entries(x, idx):
     """Positions of x's entries that x[i:j] keeps, in the result's order, and their rows there."""
-    ij = _row_slice(x, idx)
-    if ij is None:
-        raise InputError(
-            f"srcad differentiates row slices A[i:j] (step 1) of a sparse matrix, not A[{idx!r}]; "
-            f"select rows with a slice, or convert with A.toarray() where the matrix is small")
-    i, j = ij
+    i, j = _row_slice(x, idx)          # other subscripts go through sparse_methods.select_vjp
     rows, cols = _entry_coords(x)
     if x.format == "csr":
         sel = np.arange(x.indptr[i], x.indptr[j])
@@ -305,6 +300,9 @@ def index_vjp(g, x, idx):
     """Cotangent of a sparse x from that of x[i:j]: x's class and pattern, g at the kept entries."""
     if _is_zero(g):
         return g
+    if _row_slice(x, idx) is None:      # A[i], A[:, j], A[rows], ...: scipy's selection, traced
+        from .sparse_methods import select_vjp
+        return select_vjp(g, x, "index", idx)
     sel, r, c = _slice_entries(x, idx)
     gv = _at(g, r, c, len(sel))
     vals = np.zeros(len(x.data), np.result_type(gv, _float_dtype(x.dtype)))
@@ -316,6 +314,9 @@ def index_jvp(x_dot, x, idx):
     """Tangent of x[i:j] for a sparse x: the same slice of the tangent (scipy keeps the order)."""
     if _is_zero(x_dot):
         return x_dot
+    if _row_slice(x, idx) is None:
+        from .sparse_methods import select_jvp
+        return select_jvp(x_dot, x, "index", idx)
     _slice_entries(x, idx)
     return x_dot[idx]
 
@@ -508,6 +509,8 @@ def dense_vjp(g, x):
     if _is_zero(g) or not sp.issparse(x):
         return g
     g = np.asarray(g)
+    if x.ndim == 1:         # a 1-D sparse array (a row A[i] of a sparse array, A.max(axis=0))
+        return so._cot(x, _own(g[x.coords[0]].astype(np.result_type(g, _float_dtype(x.dtype)), copy=False)))
     rows, cols = _entry_coords(x)
     return so._cot(x, _own(g[rows, cols].astype(np.result_type(g, _float_dtype(x.dtype)), copy=False)))
 
@@ -516,6 +519,8 @@ def dense_jvp(x_dot, x, how="toarray"):
     """Tangent of x.toarray() (how='toarray') or x.todense()."""
     if _is_zero(x_dot):
         return x_dot
+    if sp.issparse(x_dot) and x_dot.ndim == 1:
+        return x_dot.toarray()
     if sp.issparse(x_dot):
         return getattr(so._like(x, so._values_at(x_dot, x)) if not _same_pattern(x_dot, x) else x_dot, how)()
     return np.asarray(x_dot) if how == "toarray" else np.asmatrix(x_dot)
