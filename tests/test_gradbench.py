@@ -29,3 +29,23 @@ def test_problem_tiny(name):
     if ag is not None:
         want = ag(*args)
         np.testing.assert_allclose(flat(d), flat(want), rtol=1e-7, atol=1e-9, err_msg=f"{name}: vs autograd")
+
+
+def test_particle_reverse_over_reverse():
+    """particle's tiny size is the rr variant (srcad.grad of a simulation calling srcad.grad)."""
+    from benchmarks.gradbench import particle
+    assert particle.SIZES["tiny"] == "rr"
+
+
+# Known bug (for the lead; remove this test and set saddle's tiny size to "rr" when it is fixed):
+# reverse over reverse where one module-level function is needed with respect to different
+# arguments (objective wrt p2 inside a srcad.grad, wrt p1 and p2 outside) emits two
+# `def objective_vjp` in one generated module; the second shadows the first and the gradient
+# crashes in rt.finalize (ValueError from np.broadcast_to). Repro: see PROFILE.md.
+def test_known_bug_callee_vjp_name_collision():
+    import srcad
+
+    from benchmarks.gradbench import saddle
+    start = np.array([1.0, 1.0])
+    with pytest.raises(ValueError, match="axis remapping"):
+        srcad.grad(saddle.inner_max)(start, start)

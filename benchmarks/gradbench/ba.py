@@ -7,7 +7,7 @@ perturbed so the entries differ). Residuals: 2 per observation (weighted reproje
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_jacobian_columns, torch
+from benchmarks.gradbench.common import anp, autograd, fd_jacobian_columns, torch_module
 
 SIZES = {"tiny": (3, 5, 8), "quick": [(21, 1000, 4000)], "full": [(49, 7776, 31843)]}
 N_CAM = 11

@@ -19,11 +19,19 @@ try:
 except ImportError:          # optional peer
     autograd = anp = None
 
-try:
-    import torch
-    torch.set_default_dtype(torch.float64)
-except ImportError:          # optional peer
-    torch = None
+_TORCH = []
+
+
+def torch_module():
+    """PyTorch (float64 by default), imported on first use (it takes seconds), or None."""
+    if not _TORCH:
+        try:
+            import torch
+            torch.set_default_dtype(torch.float64)
+        except ImportError:      # optional peer
+            torch = None
+        _TORCH.append(torch)
+    return _TORCH[0]
 
 
 def rel_err(a, b):
@@ -57,5 +65,3 @@ def fd_jacobian_columns(f, x, J, cols, h=1e-6):
     return worst
 
 
-def to_np(t):
-    return t.detach().numpy() if torch is not None and isinstance(t, torch.Tensor) else np.asarray(t)

@@ -4,7 +4,7 @@ in [0, 1), ell from 5 to 11)."""
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 
 SIZES = {"tiny": 3, "quick": [5], "full": [6, 7]}
 
@@ -72,6 +72,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

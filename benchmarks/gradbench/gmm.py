@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import gammaln
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 
 SIZES = {"tiny": (3, 4, 20), "quick": [(8, 10, 1000)], "full": [(16, 25, 1000), (64, 100, 1000)]}
 
@@ -101,6 +101,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

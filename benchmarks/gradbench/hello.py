@@ -2,7 +2,7 @@
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import autograd, torch
+from benchmarks.gradbench.common import autograd, torch_module
 
 SIZES = {"tiny": 1, "quick": [1], "full": [1]}
 
@@ -28,6 +28,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

@@ -8,7 +8,7 @@ skinning weights over the bones, and points = the model posed by a random theta 
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_jacobian_columns, torch
+from benchmarks.gradbench.common import anp, autograd, fd_jacobian_columns, torch_module
 
 SIZES = {"tiny": 10, "quick": [100], "full": [1600, 12800]}
 N_BONES, N_VERTS = 22, 544

@@ -5,7 +5,7 @@ the centroids the last k points, k in {10, 100, 1000}, n in {10^3, 10^4, 10^5}, 
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 
 SIZES = {"tiny": (3, 30, 2), "quick": [(10, 1000, 8)], "full": [(100, 10_000, 8), (1000, 10_000, 8)]}
 
@@ -50,6 +50,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

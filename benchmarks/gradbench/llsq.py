@@ -4,7 +4,7 @@ x uniform in [0, 1))."""
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 
 SIZES = {"tiny": (6, 16), "quick": [(128, 1024)], "full": [(128, 1024), (128, 16392)]}
 
@@ -43,6 +43,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

@@ -3,7 +3,7 @@ n from 2,500 to 1,280,000)."""
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 
 SIZES = {"tiny": 20, "quick": [10_000], "full": [10_000, 1_280_000]}
 
@@ -36,6 +36,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

@@ -4,7 +4,7 @@ main and extra parameters (GradBench evals/lstm, after ADBench: l in {2, 4} laye
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 
 SIZES = {"tiny": (1, 4, 3), "quick": [(2, 64, 14)], "full": [(2, 1024, 14), (4, 1024, 14)]}
 
@@ -14,9 +14,9 @@ def label(p):
 
 
 def data(p):
-    l, c, b = p
+    layers, c, b = p
     rng = np.random.default_rng(31337)
-    return (rng.normal(size=(2 * l, 4, b)), rng.normal(size=(3, b)), rng.normal(size=(2 * l, b)),
+    return (rng.normal(size=(2 * layers, 4, b)), rng.normal(size=(3, b)), rng.normal(size=(2 * layers, b)),
             rng.random((c, b)))
 
 
@@ -90,6 +90,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

@@ -4,7 +4,7 @@ evals/ode, from cmpad's an_ode: x uniform in [0, 1), n in {10^3, 10^4, 10^5}, s 
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 
 SIZES = {"tiny": (6, 3), "quick": [(1000, 10)], "full": [(10_000, 10), (100_000, 10)]}
 
@@ -64,6 +64,7 @@ def autograd_derivative():
 
 
 def torch_derivative():
+    torch = torch_module()
     if torch is None:
         return None
 

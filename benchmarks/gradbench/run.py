@@ -33,7 +33,7 @@ _use_built_srcad()
 import srcad  # noqa: E402
 
 from benchmarks.gradbench import PROBLEMS  # noqa: E402
-from benchmarks.gradbench.common import rel_err, torch  # noqa: E402
+from benchmarks.gradbench.common import rel_err, torch_module  # noqa: E402
 from benchmarks.report import plot  # noqa: E402
 
 try:
@@ -75,8 +75,8 @@ def interleaved(fns, repeat, budget):
 
 def limits(n):
     srcad.set_num_threads(n)
-    if torch is not None:
-        torch.set_num_threads(n)
+    if torch_module() is not None:
+        torch_module().set_num_threads(n)
     return threadpool_limits(limits=n) if threadpool_limits else contextlib.nullcontext()
 
 
