@@ -9,7 +9,7 @@ import numpy as np
 import srcad
 from benchmarks.gradbench.common import anp, autograd, fd_jacobian_columns, torch_module
 
-SIZES = {"tiny": (3, 5, 8), "quick": [(21, 1000, 4000)], "full": [(49, 7776, 31843)]}
+SIZES = {"tiny": (3, 5, 8), "quick": [(10, 200, 800)], "full": [(49, 7776, 31843)]}
 N_CAM = 11
 
 
