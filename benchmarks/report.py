@@ -69,7 +69,8 @@ def plot(rows, path, meta=None):
     labels, values, colours = [], [], []
     for r in rows:
         better = plotted(r)
-        labels.append(f"{SHORT[r['key'].split('/')[0]]}: {r['measure']}"[:50])
+        prefix = r["key"].split("/")[0]
+        labels.append(f"{SHORT.get(prefix, r['workload'])}: {r['measure']}"[:50])
         values.append(better)
         colours.append("#999999" if r["met"] is None else "#2a9d55" if r["met"] else "#d1495b")
     y = np.arange(len(rows))[::-1]
