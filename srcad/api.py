@@ -125,17 +125,23 @@ def _variant(base, checkpoint):
     return f"{base}+ckpt{int(checkpoint)}"
 
 
-def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None):
+def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None,
+                   compile=False):
     """A function returning (f(*args), df/d args[wrt]) from one forward and one adjoint sweep.
 
     With has_aux=True, f returns (scalar, aux) and the result is ((scalar, aux), gradient).
     With checkpoint=k, each outer `for ... in range(n)` loop is reversed keeping at most k
     snapshots of its state (binomial checkpointing; the same gradient, bit for bit).
+    With compile=True, the generated code runs compiled by Cython (srcad/compiled/): the same
+    results; built once per signature and machine; the Python code, with one warning, if it
+    cannot be built.
     """
     if f is None:
         return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
-                                 check_numerics=check_numerics, checkpoint=checkpoint)
+                                 check_numerics=check_numerics, checkpoint=checkpoint, compile=compile)
     options = dict(has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics, checkpoint=checkpoint)
+    if compile:
+        options["compile"] = True
     if derived_of(f):
         return _composed(value_and_grad, f, wrt=wrt, **options)
     passed = _as_passed(f)
@@ -143,7 +149,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
         func, pre, kw = passed
         return derived(_bind_front(value_and_grad(func, _shift(wrt, len(pre)), **options), f, pre, kw),
                        "value_and_grad", f, wrt, **options)
-    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
+    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, compile)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -151,7 +157,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     return derived(wrapper, "value_and_grad", f, wrt, **options)
 
 
-def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
+def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, compile=False):
     """call(args, kwargs) -> (f(*args, **kwargs), gradient): one forward and one adjoint sweep of
     the generated code (which checks the output is a scalar before its adjoint sweep). What is
     fixed per function is worked out here, once: the cache handle, the seed, and per loaded module
@@ -169,11 +175,14 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
         simple = plain(args, kwargs)
         if not simple:
             check_args(f, args, kwargs, wrt)     # real inputs, supported sparse formats
-        mod = handle.module(_signature(args, kwargs))     # the code for arguments of these kinds
+        sig = _signature(args, kwargs)
+        mod = handle.module(sig)     # the code for arguments of these kinds
         known, fn, seed_kw = held[0]
         if known is not mod:
             fn = getattr(mod, main)
             seed_kw = {list(cache.signature(fn).parameters)[-1]: seed}
+            if compile:
+                fn = _compiled(fn, f, "reverse", wrt, rs, variant, sig) or fn
             held[0] = (mod, fn, seed_kw)
         if simple:
             return fn(*args, **{**kwargs, **seed_kw}) if kwargs else fn(*args, **seed_kw)
@@ -202,12 +211,15 @@ def _call_checked(fn, f, args, kwargs, seed_name, has_aux):
     return fn(*args, **kwargs)
 
 
-def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None):
-    """df/d args[wrt], same shape and type as that argument (a tuple for a tuple wrt)."""
+def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None, compile=False):
+    """df/d args[wrt], same shape and type as that argument (a tuple for a tuple wrt). With
+    compile=True the generated code runs compiled by Cython (see value_and_grad)."""
     if f is None:
         return functools.partial(grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
-                                 check_numerics=check_numerics, checkpoint=checkpoint)
+                                 check_numerics=check_numerics, checkpoint=checkpoint, compile=compile)
     options = dict(has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics, checkpoint=checkpoint)
+    if compile:
+        options["compile"] = True
     if derived_of(f):
         return _composed(grad, f, wrt=wrt, **options)
     passed = _as_passed(f)
@@ -215,7 +227,7 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
         func, pre, kw = passed
         return derived(_bind_front(grad(func, _shift(wrt, len(pre)), **options), f, pre, kw),
                        "grad", f, wrt, **options)
-    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
+    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, compile)
     if has_aux:
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
@@ -247,14 +259,14 @@ def _differentiable_arg(a):
     return False
 
 
-def vjp(f, *args, checkpoint=None):
+def vjp(f, *args, checkpoint=None, compile=False):
     """(f(*args), pullback): pullback(dy) returns one cotangent per positional argument (None for
     arguments that carry no derivative: integers, booleans, index arrays)."""
     variant = _variant("plain", checkpoint)
     passed = _as_passed(f, "vjp")
     if passed:
         func, pre, _ = passed
-        y, pullback = vjp(func, *pre, *args, checkpoint=checkpoint)
+        y, pullback = vjp(func, *pre, *args, checkpoint=checkpoint, compile=compile)
 
         def pullback_passed(dy):
             return pullback(dy)[len(pre):]
@@ -264,14 +276,25 @@ def vjp(f, *args, checkpoint=None):
     y = f(*args)
     if not idx:
         return y, lambda dy: tuple(None for _ in args)
-    mod = _module(f, "reverse", idx, variant=variant, sig=_signature(args))
+    sig = _signature(args)
+    mod = _module(f, "reverse", idx, variant=variant, sig=sig)
     fn = getattr(mod, mod.srcad_main)
     seed_name = list(cache.signature(fn).parameters)[-1]
+    if compile:     # a number's cotangent is a number (_check_cotangent): typed when y is a float
+        seed = {seed_name: "float"} if type(y) is float or type(y) is np.float64 else {}
+        cfn = _compiled(fn, f, "reverse", idx, (), variant, sig, seed=seed)
+        fn = cfn if cfn is not None and not seed else fn
+
+        def pick(dy, cfn=cfn, fn=fn):
+            return cfn if cfn is not None and isinstance(dy, float) else fn
+    else:
+        def pick(dy, fn=fn):
+            return fn
 
     def pullback(dy):
         _check_cotangent(dy, y)
         coo = unsorted_coo(args)
-        grads = fn(*args, **{seed_name: dy})     # by name: f's own defaults stay where they are
+        grads = pick(dy)(*args, **{seed_name: dy})     # by name: f's own defaults stay where they are
         check_coo_kept(coo)
         out = [None] * len(args)
         for k, g in zip(idx, grads):
@@ -289,10 +312,11 @@ def _check_cotangent(dy, y):
                          f"output has shape {np.shape(y)}. Pass a cotangent of the output's shape.")
 
 
-def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None):
+def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, compile=False):
     """The generated derivative code of f as the text of a standalone Python module. With example
     arguments `args` (a tuple), the code specialised to their kinds (Python float or array, dtype,
-    ndim, sparse class): what grad runs for such arguments."""
+    ndim, sparse class): what grad runs for such arguments. With compile=True, the Cython text
+    (`.pyx`) that grad(f, compile=True) compiles for such arguments."""
     if mode not in ("reverse", "forward"):
         raise SrcadError(f"mode must be 'reverse' or 'forward', not {mode!r}. Pass one of those two.")
     if checkpoint is not None and mode != "reverse":
@@ -301,17 +325,55 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None):
     passed = _as_passed(f)
     if passed:
         return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint,
-                    None if args is None else tuple(passed[1]) + tuple(args))
-    return cache.text(f, mode, wrt, _variant("plain", checkpoint), None if args is None else _signature(tuple(args)))
+                    None if args is None else tuple(passed[1]) + tuple(args), compile)
+    sig = None if args is None else _signature(tuple(args))
+    if compile:
+        from . import compiled
+        source, _, main, _ = cache.entry(f, mode, wrt, (), _variant("plain", checkpoint), sig)
+        return compiled.pyx_text(source, main, _kinds_of(main, source, sig, mode))
+    return cache.text(f, mode, wrt, _variant("plain", checkpoint), sig)
 
 
-def jvp(f, primals, tangents):
+def _kinds_of(main, source, sig, mode, primals=None, dots=None):
+    """{parameter of the generated main function: kind key} for a call with arguments of the
+    signature sig (or the actual primals and tangents): what srcad/compiled types. In forward
+    mode a tangent `<p>_dot` without an actual value is taken to be of its primal's kind."""
+    import ast
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == main)
+    names = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    kinds = {}
+    if primals is not None:
+        sig = _signature(tuple(primals))
+    if sig is not None:
+        kinds.update(zip(names, sig[0]))
+        kinds.update(sig[1])
+    if dots is not None:
+        kinds.update(zip(names[len(names) - len(dots):], _signature(tuple(dots))[0]))
+    elif mode == "forward":
+        for n in names:
+            base = n.rsplit("_dot", 1)[0] if "_dot" in n else None
+            if base in kinds and n not in kinds:
+                kinds[n] = kinds[base]
+    return kinds
+
+
+def _compiled(fn, f, mode, wrt, row_sparse, variant, sig, primals=None, dots=None, seed=None):
+    """The compiled form (srcad/compiled) of the generated function fn, or None when it cannot be
+    built (after one warning)."""
+    from . import compiled
+    source, supplied, main, _ = cache.entry(f, mode, wrt, row_sparse, variant, sig)
+    kinds = _kinds_of(main, source, sig, "reverse" if dots is None else mode, primals, dots)
+    kinds.update(seed or {})
+    return compiled.function(source, supplied, main, getattr(f, "__name__", "f"), kinds, f)
+
+
+def jvp(f, primals, tangents, compile=False):
     """(f(*primals), tangent of the output) from generated forward-mode code; one tangent per primal."""
     primals, tangents = tuple(primals), tuple(tangents)
     passed = _as_passed(f, "jvp")
     if passed:
         func, pre, _ = passed
-        return jvp(func, tuple(pre) + primals, (None,) * len(pre) + tangents)
+        return jvp(func, tuple(pre) + primals, (None,) * len(pre) + tangents, compile=compile)
     if len(primals) != len(tangents):
         raise SrcadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents. "
                          f"Pass one tangent per primal (None holds that argument constant).")
@@ -333,6 +395,8 @@ def jvp(f, primals, tangents):
             raise SrcadError(f"the tangent of argument {k} ({names[k]}) has shape {np.shape(t)}, "
                              f"but the argument has shape {np.shape(primals[k])}. Pass a tangent of the argument's shape.")
         dots.append(t)
+    if compile:
+        fn = _compiled(fn, f, "forward", idx, (), "plain", None, primals, dots) or fn
     y, y_dot = _call_jvp(fn, primals, dots)
     if _tree.is_node(y):        # the output's structure (a namedtuple stays one; zeros materialised)
         y_dot = _tree.unravel(_tree.ravel(y_dot, y), y)
@@ -462,7 +526,7 @@ def hessian(f, wrt=0):
     return derived(wrapper, "hessian", f, wrt)
 
 
-def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
+def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None, compile=False):
     """A function returning the Jacobian of f w.r.t. args[wrt], of shape y.shape + x.shape.
 
     mode="forward" pushes one tangent per entry of x through the generated tangent code,
@@ -473,14 +537,15 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     shape (y.size, x.size) computed with one forward sweep per colour.
     In forward mode the seed directions travel through the tangent code together, as a leading
     batch axis (srcad.batching), in chunks; batch=1 forces one sweep per direction.
+    compile=True runs the generated code compiled by Cython (see value_and_grad).
     """
     if mode not in ("auto", "forward", "reverse"):
         raise SrcadError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}. Pass one of those.")
     if derived_of(f):
-        return _composed(jacobian, f, wrt=wrt, mode=mode, sparsity=sparsity, batch=batch)
+        return _composed(jacobian, f, wrt=wrt, mode=mode, sparsity=sparsity, batch=batch, compile=compile)
     passed = _as_passed(f, "jacobian")
     if passed:
-        return derived(_bind_front(jacobian(passed[0], _shift(wrt, len(passed[1])), mode, sparsity, batch),
+        return derived(_bind_front(jacobian(passed[0], _shift(wrt, len(passed[1])), mode, sparsity, batch, compile),
                                    f, passed[1], {}), "jacobian", f, wrt, sparsity=sparsity)
     if sparsity not in (None, "auto"):
         raise SrcadError(f"sparsity must be None or 'auto', not {sparsity!r}. Pass one of those.")
@@ -490,6 +555,8 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     def tangent_sweep(args):
         mod = _module(f, "forward", k)
         fn = getattr(mod, mod.srcad_main)
+        if compile:
+            fn = _compiled(fn, f, "forward", k, (), "plain", None, args) or fn
         return lambda v: _call_jvp(fn, tuple(args), [v])
 
     patterns = {}
@@ -517,6 +584,8 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
             return J.reshape(np.shape(y) + xshape)
         mod = _module(f, "reverse", k)
         fn = getattr(mod, mod.srcad_main)
+        if compile:
+            fn = _compiled(fn, f, "reverse", k, (), "plain", None, args) or fn
         # rows of J are columns of J^T: the same batched sweeps, with the adjoint as the sweep
         Jt = _forward_columns(lambda s: (None, fn(*args, s)), y, xshape, batched=not unbatched)
         return Jt.T.reshape(np.shape(y) + xshape)
