@@ -62,6 +62,9 @@ def function(source, supplied, main, stem, kinds, func=None):
             held = _MODULES.setdefault(base, [])
             for have, mod in held:
                 if _same(have, supplied):
+                    LAST.clear()
+                    LAST.update(module=mod.__name__, seconds=0.0, reused="process",
+                                path=str(getattr(mod, "__file__", "")))
                     break
             else:
                 # an extension loads once per process: other supplied values need a module of their own

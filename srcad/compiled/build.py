@@ -130,11 +130,14 @@ def _run(cmd, step, cwd):
 
 def _compile(tmp, name, pyx_text):
     """Cython, then the C compiler, in the directory tmp. Returns (cython seconds, cc seconds)."""
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    if not cc or shutil.which(cc[0]) is None:
+        raise BuildError(f"no C compiler: {cc[0] if cc else '(empty)'!r} was not found (set CC to a C compiler, "
+                         f"or install one)")
     (tmp / f"{name}.pyx").write_text(pyx_text)
     t0 = time.perf_counter()
     _run([sys.executable, "-m", "cython", "-3", "--fast-fail", f"{name}.pyx", "-o", f"{name}.c"], "Cython", tmp)
     t1 = time.perf_counter()
-    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     include = sysconfig.get_paths()["include"]
     _run(cc + CFLAGS + [f"-I{include}", "-c", f"{name}.c", "-o", f"{name}.o"], "the C compiler", tmp)
     ldshared = shlex.split(os.environ.get("LDSHARED") or sysconfig.get_config_var("LDSHARED") or "cc -shared")

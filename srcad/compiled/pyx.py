@@ -42,9 +42,11 @@ _LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "
 _MATH_MODULES = ("np", "numpy", "math")
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _HELPER = "_srcad_add"
+_TAPE = "_DoubleTape"
 _PREAMBLE = f'''
 cimport cython
 cimport libc.math
+from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 
 
 cdef inline double {_HELPER}(double a, double b):
@@ -54,6 +56,39 @@ cdef inline double {_HELPER}(double a, double b):
     if b == 0.0:
         return a
     return a + b
+
+
+@cython.final
+cdef class {_TAPE}:
+    """The tape's numbers, unboxed: a growing C array (doubling), popped in reverse order."""
+    cdef double* data
+    cdef Py_ssize_t n, cap
+
+    def __cinit__(self):
+        self.n, self.cap = 0, 1024
+        self.data = <double*> PyMem_Malloc(self.cap * sizeof(double))
+        if self.data == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef inline int push(self, double v) except -1:
+        cdef double* grown
+        if self.n == self.cap:
+            grown = <double*> PyMem_Realloc(self.data, 2 * self.cap * sizeof(double))
+            if grown == NULL:
+                raise MemoryError()
+            self.data, self.cap = grown, 2 * self.cap
+        self.data[self.n] = v
+        self.n += 1
+        return 0
+
+    cdef inline double pop(self) except? -1.0:
+        if self.n == 0:
+            raise IndexError("pop from an empty tape")
+        self.n -= 1
+        return self.data[self.n]
 '''
 
 
@@ -208,6 +243,39 @@ class _Function:
             if keep == cand:
                 break
             cand = keep
+        self.tapes = {t for t in self.assigns if self._numbers_tape(t)}
+
+    def _numbers_tape(self, t):
+        """Whether the list t is a tape whose numbers can live in a C array of their own: made once
+        (`t = []`), used only as `t.append(name)` and `name = t.pop()`, and the numbers pushed are
+        the numbers popped (a value goes back to the name it came from: the split keeps each
+        stack's order)."""
+        how = self.assigns[t]
+        if len(how) != 1 or how[0][0] != "value" or not (isinstance(how[0][1], ast.List) and not how[0][1].elts):
+            return False
+        uses = sum(1 for n in ast.walk(self.fn) if isinstance(n, ast.Name) and n.id == t and isinstance(n.ctx, ast.Load))
+        pushed, popped, seen = set(), set(), 0
+        for n in ast.walk(self.fn):
+            if isinstance(n, ast.Expr) and self._tape_op(n.value, t, "append"):
+                arg = n.value.args[0]
+                if not isinstance(arg, ast.Name):
+                    return False
+                seen += 1
+                if arg.id in self.doubles:
+                    pushed.add(arg.id)
+            elif isinstance(n, ast.Assign) and self._tape_op(n.value, t, "pop"):
+                if len(n.targets) != 1 or not isinstance(n.targets[0], ast.Name):
+                    return False
+                seen += 1
+                if n.targets[0].id in self.doubles:
+                    popped.add(n.targets[0].id)
+        return seen == uses and pushed == popped and bool(pushed)
+
+    @staticmethod
+    def _tape_op(e, t, op):
+        return (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == op
+                and isinstance(e.func.value, ast.Name) and e.func.value.id == t and not e.keywords
+                and len(e.args) == (1 if op == "append" else 0))
 
     def _dim(self, v):
         """(array, axis) when v reads an array's extent on one axis."""
@@ -255,6 +323,8 @@ class _Function:
             a, b = self.type_of(e.left), self.type_of(e.right)
             if isinstance(e.op, _ARITH) and "d" in (a, b) and a in ("d", "i", "ic") and b in ("d", "i", "ic"):
                 return "d"
+            if isinstance(e.op, (ast.Add, ast.Sub)) and "i" in (a, b) and a in ("i", "ic") and b in ("i", "ic"):
+                return "i"       # an index computed from a loop index (an object where it is assigned)
             if isinstance(e.op, ast.Pow) and a == "d" and b in ("d", "ic"):
                 return "d"
             return None
@@ -360,7 +430,7 @@ def translate(source, kinds_of=None):
     name: kind key (transform/kinds.py's signature keys: "float", ("d", 1), ...)}}."""
     tree = ast.parse(source)
     taken = _names(tree)
-    for reserved in ("cython", "libc", _HELPER):
+    for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):
         if reserved in taken:
             raise TranslateError(f"the module uses the name {reserved!r}, which the Cython text needs")
     lines = source.splitlines()
@@ -401,6 +471,13 @@ def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):
             alias, n = f"{name}_v{n}", n + 1
         taken.add(alias)
         aliases[name] = alias
+    tapes = {}
+    for t in sorted(plan.tapes):
+        alias, n = f"{t}_d", 2
+        while alias in taken:
+            alias, n = f"{t}_d{n}", n + 1
+        taken.add(alias)
+        tapes[t] = alias
     body = fn.body
     first = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str) else 0
@@ -419,6 +496,8 @@ def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):
         ndim = plan.arrays[name][0]
         const = "const " if name in params and name not in plan.written else ""
         decl.append(f"{indent}cdef {const}double[{', '.join([':'] * ndim)}] {alias}")
+    for t, alias in tapes.items():
+        decl.append(f"{indent}cdef {_TAPE} {alias} = {_TAPE}()  # the numbers of {t}, unboxed")
     for name, alias in aliases.items():
         if name in params:
             decl.append(f"{indent}{alias} = {name}")
@@ -434,7 +513,22 @@ def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):
         text = edits[ln][1][0] if ln in edits else lines[ln - 1]
         lines[ln - 1] = text[:a.col_offset] + "double " + text[a.col_offset:]
         notes["typed"] += 1
+    plan.tape_aliases = tapes
     _walk(plan, fn.body, {}, aliases, lines, edits, after, notes)
+
+
+def _tape_rewrite(plan, st):
+    """`t_d.push(v)` / `v = t_d.pop()` for a number v of a split tape t; None otherwise."""
+    tapes = getattr(plan, "tape_aliases", {})
+    if isinstance(st, ast.Expr):
+        for t, alias in tapes.items():
+            if plan._tape_op(st.value, t, "append") and st.value.args[0].id in plan.doubles:
+                return f"{alias}.push({st.value.args[0].id})"
+    if isinstance(st, ast.Assign):
+        for t, alias in tapes.items():
+            if plan._tape_op(st.value, t, "pop") and st.targets[0].id in plan.doubles:
+                return f"{st.targets[0].id} = {alias}.pop()"
+    return None
 
 
 def _walk(plan, body, loops, aliases, lines, edits, after, notes):
@@ -461,6 +555,10 @@ def _walk(plan, body, loops, aliases, lines, edits, after, notes):
         if not isinstance(st, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)):
             continue
         indent = " " * st.col_offset
+        tape_text = _tape_rewrite(plan, st)
+        if tape_text is not None:
+            edits[st.lineno] = (st.end_lineno, [indent + tape_text])
+            continue
         new = copy.deepcopy(st)
         rw = _Rewrite(plan, aliases, loops)
         new = rw.visit(new)
