@@ -321,6 +321,13 @@ def test_mixed_program_compiles_and_matches(env):
     assert v == pv and g == pg
     assert abs(g - _fd(lambda x: f(x, w), 0.3)) <= 1e-6 * (1 + abs(g))
     assert vg(0.3, w, 3.0) == srcad.value_and_grad(f)(0.3, w, 3.0)      # the default, passed
+    saved = f.__defaults__
+    try:
+        f.__defaults__ = (5.0,)       # the default as it is now, as for the Python path
+        assert vg(0.3, w) == srcad.value_and_grad(f)(0.3, w) == (f(0.3, w), srcad.grad(f)(0.3, w))
+        assert vg(0.3, w) != (v, g)
+    finally:
+        f.__defaults__ = saved
 
 
 @pytest.mark.slow
@@ -343,3 +350,21 @@ def test_rk4_scalar_state_and_jvp_vjp(env):
     assert (y, dy) == srcad.jvp(m.scalar, (0.7,), (1.0,))
     assert yv == m.scalar(0.7) and pulled == srcad.vjp(m.scalar, 0.7)[1](1.0)
     assert abs(dy - _fd(m.scalar, 0.7)) <= 1e-6 * (1 + abs(dy))
+
+
+def test_benchmark_hand_gradients_against_finite_differences():
+    """benchmarks/compiled.py compares with hand-written derivative loops: they must be right."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, root)
+    try:
+        from benchmarks import compiled as bench
+        from benchmarks import compiled_workloads as w
+    finally:
+        sys.path.remove(root)
+    assert abs(bench.hand_scalar(0.7) - _fd(w.scalar, 0.7)) <= 1e-6
+    p, s0 = np.array([10.0, 28.0, 8.0 / 3.0]), np.array([1.0, 1.0, 1.0])
+    got = bench.hand_rk4(p, s0, 1e-3, 200)
+    fd = _fd(lambda q: w.rk4(q, s0, 1e-3, 200), p)
+    assert np.allclose(got, fd, rtol=1e-6, atol=1e-8)
+    xs = np.linspace(-1.0, 1.0, 7)
+    assert np.allclose(bench.hand_elem(xs), _fd(w.elem, xs), rtol=1e-6, atol=1e-8)

@@ -9,6 +9,7 @@ directory) srcad says why in one CompileWarning per module and runs the Python m
 `last_build()` says what the last compiled module cost (seconds, or where it was reused from);
 the logger "srcad.compiled" logs each build at INFO level.
 """
+import functools
 import threading
 import warnings
 
@@ -42,14 +43,35 @@ def pyx_text(source, main, kinds):
     return translate(source, {main: kinds})[0]
 
 
+def _with_live_defaults(fn, live):
+    """fn called with live's default values for the parameters the caller leaves out."""
+    code = live.__code__
+    pos = code.co_varnames[:code.co_argcount]
+    first = len(pos) - len(live.__defaults__ or ())
+    names = pos[first:]
+
+    @functools.wraps(live)
+    def call(*args, **kwargs):
+        defaults = live.__defaults__ or ()
+        for k in range(max(0, len(args) - first), len(names)):
+            if names[k] not in kwargs:
+                kwargs[names[k]] = defaults[k]
+        for name, value in (live.__kwdefaults__ or {}).items():
+            kwargs.setdefault(name, value)
+        return fn(*args, **kwargs)
+    return call
+
+
 def _same(a, b):
     return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
 
 
-def function(source, supplied, main, stem, kinds, func=None):
+def function(source, supplied, main, stem, kinds, live=None):
     """The compiled main function of the generated module `source` for arguments of these kinds,
     or None after one CompileWarning naming why it could not be built (the caller runs the Python
-    module). func: the user's function (its live defaults are given to the compiled one)."""
+    module). live: the Python module's main function when the user's function has defaults: the
+    compiled one is called with its default values as they are now (srcad/cache.py gives the
+    Python function the user's live defaults; a Cython function's defaults cannot be replaced)."""
     key = None
     try:
         memo = (source, main, tuple(sorted(kinds.items(), key=lambda kv: kv[0])), stem)
@@ -75,9 +97,7 @@ def function(source, supplied, main, stem, kinds, func=None):
                 mod.__dict__.update(supplied)
                 held.append((dict(supplied), mod))
         fn = getattr(mod, main)
-        if func is not None:
-            cache._use_live_defaults(fn, func)
-        return fn
+        return fn if live is None else _with_live_defaults(fn, live)
     except (BuildError, TranslateError, OSError, AttributeError, TypeError) as exc:
         why = str(exc)
         if (main, key, why) not in _WARNED:

@@ -21,6 +21,7 @@ Python's sysconfig or `$CC`. The builds run niced by `$SRCAD_COMPILE_NICE` (defa
 import hashlib
 import importlib.machinery
 import importlib.util
+import linecache
 import logging
 import os
 import secrets
@@ -207,6 +208,10 @@ def load(name, pyx_text):
             raise BuildError(f"the built extension {entry} cannot be imported: {exc}") from None
         total = time.perf_counter() - t0
         _LOADED[name] = mod
+        # tracebacks name `<module>.pyx` (Cython's file name at the build): they show its lines, whose
+        # `# L<n>:` comments give the user's line
+        lines = pyx_text.splitlines(keepends=True)
+        linecache.cache[f"{name}.pyx"] = (len(pyx_text), None, lines, f"{name}.pyx")
         LAST.clear()
         LAST.update(module=name, seconds=total, reused="disk" if timing is None else None, path=str(entry))
         if timing is not None:
