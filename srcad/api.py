@@ -122,7 +122,8 @@ def _variant(base, checkpoint):
     return f"{base}+ckpt{int(checkpoint)}"
 
 
-def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None):
+def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None,
+                   compile=False):
     """A function returning ``(f(*args), df/d args[wrt])`` from one forward and one adjoint sweep.
 
     The value comes from the same run as the gradient (f is not called twice), which is what an
@@ -144,6 +145,11 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     checkpoint : int, optional
         Keep at most this many snapshots of each ``for ... in range(n)`` loop's state (binomial
         checkpointing; the same gradient, bit for bit).
+
+    compile : bool, default False
+        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
+        per signature and machine; the Python code, with one warning naming why, if it cannot be
+        built.
 
     Returns
     -------
@@ -169,8 +175,10 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     """
     if f is None:
         return functools.partial(value_and_grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
-                                 check_numerics=check_numerics, checkpoint=checkpoint)
+                                 check_numerics=check_numerics, checkpoint=checkpoint, compile=compile)
     options = dict(has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics, checkpoint=checkpoint)
+    if compile:
+        options["compile"] = True
     if derived_of(f):
         return _composed(value_and_grad, f, wrt=wrt, **options)
     passed = _as_passed(f)
@@ -178,7 +186,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
         func, pre, kw = passed
         return derived(_bind_front(value_and_grad(func, _shift(wrt, len(pre)), **options), f, pre, kw),
                        "value_and_grad", f, wrt, **options)
-    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
+    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, compile)
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -186,7 +194,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     return derived(wrapper, "value_and_grad", f, wrt, **options)
 
 
-def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
+def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, compile=False):
     """call(args, kwargs) -> (f(*args, **kwargs), gradient): one forward and one adjoint sweep of
     the generated code (which checks the output is a scalar before its adjoint sweep). What is
     fixed per function is worked out here, once: the cache handle, the seed, and per loaded module
@@ -204,11 +212,14 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint):
         simple = plain(args, kwargs)
         if not simple:
             check_args(f, args, kwargs, wrt)     # real inputs, supported sparse formats
-        mod = handle.module(_signature(args, kwargs))     # the code for arguments of these kinds
+        sig = _signature(args, kwargs)
+        mod = handle.module(sig)     # the code for arguments of these kinds
         known, fn, seed_kw = held[0]
         if known is not mod:
             fn = getattr(mod, main)
             seed_kw = {list(cache.signature(fn).parameters)[-1]: seed}
+            if compile:
+                fn = _compiled(fn, f, "reverse", wrt, rs, variant, sig) or fn
             held[0] = (mod, fn, seed_kw)
         if simple:
             return fn(*args, **{**kwargs, **seed_kw}) if kwargs else fn(*args, **seed_kw)
@@ -237,7 +248,7 @@ def _call_checked(fn, f, args, kwargs, seed_name, has_aux):
     return fn(*args, **kwargs)
 
 
-def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None):
+def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False, checkpoint=None, compile=False):
     """The gradient of a scalar function: a function with f's signature returning df/d args[wrt].
 
     srcad reads f's source, writes its adjoint (reverse-mode) code and runs it (`srcad.emit` shows
@@ -266,6 +277,11 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
     checkpoint : int, optional
         Binomial checkpointing of every ``for ... in range(n)`` loop: at most this many snapshots of
         the loop's state are kept and the rest recomputed; the same gradient, bit for bit.
+
+    compile : bool, default False
+        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
+        per signature and machine; the Python code, with one warning naming why, if it cannot be
+        built.
 
     Returns
     -------
@@ -298,8 +314,10 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
     """
     if f is None:
         return functools.partial(grad, wrt=wrt, has_aux=has_aux, row_sparse=row_sparse,
-                                 check_numerics=check_numerics, checkpoint=checkpoint)
+                                 check_numerics=check_numerics, checkpoint=checkpoint, compile=compile)
     options = dict(has_aux=has_aux, row_sparse=row_sparse, check_numerics=check_numerics, checkpoint=checkpoint)
+    if compile:
+        options["compile"] = True
     if derived_of(f):
         return _composed(grad, f, wrt=wrt, **options)
     passed = _as_passed(f)
@@ -307,7 +325,7 @@ def grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_numerics=False
         func, pre, kw = passed
         return derived(_bind_front(grad(func, _shift(wrt, len(pre)), **options), f, pre, kw),
                        "grad", f, wrt, **options)
-    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint)
+    call = _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, compile)
     if has_aux:
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
@@ -339,7 +357,7 @@ def _differentiable_arg(a):
     return False
 
 
-def vjp(f, *args, checkpoint=None):
+def vjp(f, *args, checkpoint=None, compile=False):
     """Evaluate f and return its pullback: ``(f(*args), pullback)``, as JAX's ``jax.vjp``.
 
     ``pullback(dy)`` returns one cotangent per positional argument, ``dy`` pulled back through the
@@ -354,6 +372,11 @@ def vjp(f, *args, checkpoint=None):
         The point at which to evaluate f.
     checkpoint : int, optional
         Binomial checkpointing of ``for ... in range(n)`` loops, as for `srcad.grad`.
+
+    compile : bool, default False
+        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
+        per signature and machine; the Python code, with one warning naming why, if it cannot be
+        built.
 
     Returns
     -------
@@ -386,7 +409,7 @@ def vjp(f, *args, checkpoint=None):
     passed = _as_passed(f, "vjp")
     if passed:
         func, pre, _ = passed
-        y, pullback = vjp(func, *pre, *args, checkpoint=checkpoint)
+        y, pullback = vjp(func, *pre, *args, checkpoint=checkpoint, compile=compile)
 
         def pullback_passed(dy):
             return pullback(dy)[len(pre):]
@@ -399,14 +422,25 @@ def vjp(f, *args, checkpoint=None):
     y = f(*args)
     if not idx:
         return y, lambda dy: tuple(None for _ in args)
-    mod = _module(f, "reverse", idx, variant=variant, sig=_signature(args))
+    sig = _signature(args)
+    mod = _module(f, "reverse", idx, variant=variant, sig=sig)
     fn = getattr(mod, mod.srcad_main)
     seed_name = list(cache.signature(fn).parameters)[-1]
+    if compile:     # a number's cotangent is a number (_check_cotangent): typed when y is a float
+        seed = {seed_name: "float"} if type(y) is float or type(y) is np.float64 else {}
+        cfn = _compiled(fn, f, "reverse", idx, (), variant, sig, seed=seed)
+        fn = cfn if cfn is not None and not seed else fn
+
+        def pick(dy, cfn=cfn, fn=fn):
+            return cfn if cfn is not None and isinstance(dy, float) else fn
+    else:
+        def pick(dy, fn=fn):
+            return fn
 
     def pullback(dy):
         _check_cotangent(dy, y)
         coo = unsorted_coo(args)
-        grads = fn(*args, **{seed_name: dy})     # by name: f's own defaults stay where they are
+        grads = pick(dy)(*args, **{seed_name: dy})     # by name: f's own defaults stay where they are
         check_coo_kept(coo)
         out = [None] * len(args)
         for k, g in zip(idx, grads):
@@ -424,7 +458,7 @@ def _check_cotangent(dy, y):
                          f"output has shape {np.shape(y)}. Pass a cotangent of the output's shape.")
 
 
-def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit"):
+def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", compile=False):
     r"""The generated derivative code of f, as the text of a standalone Python module.
 
     The module imports only numpy, scipy and ``srcad.runtime``; names come from f's names and each
@@ -449,6 +483,11 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit"):
     stage : str, default "emit"
         The code as it stands after the named pass (one of ``srcad.transform.pipeline.STAGES``),
         to see what each pass did; the default is the finished module.
+
+    compile : bool, default False
+        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
+        per signature and machine; the Python code, with one warning naming why, if it cannot be
+        built.
 
     Returns
     -------
@@ -490,15 +529,53 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit"):
     passed = _as_passed(f)
     if passed:
         return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint,
-                    None if args is None else tuple(passed[1]) + tuple(args), stage)
+                    None if args is None else tuple(passed[1]) + tuple(args), stage, compile)
     sig = None if args is None else _signature(tuple(args))
     if stage != "emit":     # a pass's output is for reading: built afresh, never cached
         options = pipeline.Options.from_variant(mode, wrt, (), _variant("plain", checkpoint), sig)
         return pipeline.stage_text(f, pipeline.replace(options, stage=stage))
+    if compile:
+        from . import compiled
+        source, _, main, _ = cache.entry(f, mode, wrt, (), _variant("plain", checkpoint), sig)
+        return compiled.pyx_text(source, main, _kinds_of(main, source, sig, mode))
     return cache.text(f, mode, wrt, _variant("plain", checkpoint), sig)
 
 
-def jvp(f, primals, tangents):
+def _kinds_of(main, source, sig, mode, primals=None, dots=None):
+    """{parameter of the generated main function: kind key} for a call with arguments of the
+    signature sig (or the actual primals and tangents): what srcad/compiled types. In forward
+    mode a tangent `<p>_dot` without an actual value is taken to be of its primal's kind."""
+    import ast
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == main)
+    names = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+    kinds = {}
+    if primals is not None:
+        sig = _signature(tuple(primals))
+    if sig is not None:
+        kinds.update(zip(names, sig[0]))
+        kinds.update(sig[1])
+    if dots is not None:
+        kinds.update(zip(names[len(names) - len(dots):], _signature(tuple(dots))[0]))
+    elif mode == "forward":
+        for n in names:
+            base = n.rsplit("_dot", 1)[0] if "_dot" in n else None
+            if base in kinds and n not in kinds:
+                kinds[n] = kinds[base]
+    return kinds
+
+
+def _compiled(fn, f, mode, wrt, row_sparse, variant, sig, primals=None, dots=None, seed=None):
+    """The compiled form (srcad/compiled) of the generated function fn, or None when it cannot be
+    built (after one warning)."""
+    from . import compiled
+    source, supplied, main, _ = cache.entry(f, mode, wrt, row_sparse, variant, sig)
+    kinds = _kinds_of(main, source, sig, "reverse" if dots is None else mode, primals, dots)
+    kinds.update(seed or {})
+    live = fn if getattr(f, "__defaults__", None) or getattr(f, "__kwdefaults__", None) else None
+    return compiled.function(source, supplied, main, getattr(f, "__name__", "f"), kinds, live)
+
+
+def jvp(f, primals, tangents, compile=False):
     """Forward mode: ``(f(*primals), tangent of the output)`` from generated tangent code.
 
     The tangent code is generated from f's source (forward mode proper, not reverse mode run per
@@ -512,6 +589,10 @@ def jvp(f, primals, tangents):
         The point: one entry per positional argument of f.
     tangents : tuple
         One tangent per primal, of its shape (``None`` or 0 for an argument held constant).
+    compile : bool, default False
+        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
+        per signature and machine; the Python code, with one warning naming why, if it cannot be
+        built.
 
     Returns
     -------
@@ -541,7 +622,7 @@ def jvp(f, primals, tangents):
     passed = _as_passed(f, "jvp")
     if passed:
         func, pre, _ = passed
-        return jvp(func, tuple(pre) + primals, (None,) * len(pre) + tangents)
+        return jvp(func, tuple(pre) + primals, (None,) * len(pre) + tangents, compile=compile)
     if len(primals) != len(tangents):
         raise SrcadError(f"jvp needs one tangent per primal: got {len(primals)} primals and {len(tangents)} tangents. "
                          f"Pass one tangent per primal (None holds that argument constant).")
@@ -563,6 +644,8 @@ def jvp(f, primals, tangents):
             raise SrcadError(f"the tangent of argument {k} ({names[k]}) has shape {np.shape(t)}, "
                              f"but the argument has shape {np.shape(primals[k])}. Pass a tangent of the argument's shape.")
         dots.append(t)
+    if compile:
+        fn = _compiled(fn, f, "forward", idx, (), "plain", None, primals, dots) or fn
     y, y_dot = _call_jvp(fn, primals, dots)
     if _tree.is_node(y):        # the output's structure (a namedtuple stays one; zeros materialised)
         y_dot = _tree.unravel(_tree.ravel(y_dot, y), y)
@@ -777,7 +860,7 @@ def hessian(f, wrt=0):
     return derived(wrapper, "hessian", f, wrt)
 
 
-def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
+def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None, compile=False):
     """A function returning the Jacobian of f w.r.t. args[wrt], of shape ``y.shape + x.shape``.
 
     Parameters
@@ -797,6 +880,11 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     batch : int, optional
         In forward mode the seed directions travel through the tangent code together, as a leading
         batch axis, in chunks; ``batch=1`` forces one sweep per direction.
+
+    compile : bool, default False
+        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
+        per signature and machine; the Python code, with one warning naming why, if it cannot be
+        built.
 
     Returns
     -------
@@ -829,10 +917,10 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     if mode not in ("auto", "forward", "reverse"):
         raise SrcadError(f"mode must be 'auto', 'forward' or 'reverse', not {mode!r}. Pass one of those.")
     if derived_of(f):
-        return _composed(jacobian, f, wrt=wrt, mode=mode, sparsity=sparsity, batch=batch)
+        return _composed(jacobian, f, wrt=wrt, mode=mode, sparsity=sparsity, batch=batch, compile=compile)
     passed = _as_passed(f, "jacobian")
     if passed:
-        return derived(_bind_front(jacobian(passed[0], _shift(wrt, len(passed[1])), mode, sparsity, batch),
+        return derived(_bind_front(jacobian(passed[0], _shift(wrt, len(passed[1])), mode, sparsity, batch, compile),
                                    f, passed[1], {}), "jacobian", f, wrt, sparsity=sparsity)
     if sparsity not in (None, "auto"):
         raise SrcadError(f"sparsity must be None or 'auto', not {sparsity!r}. Pass one of those.")
@@ -842,6 +930,8 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
     def tangent_sweep(args):
         mod = _module(f, "forward", k)
         fn = getattr(mod, mod.srcad_main)
+        if compile:
+            fn = _compiled(fn, f, "forward", k, (), "plain", None, args) or fn
         return lambda v: _call_jvp(fn, tuple(args), [v])
 
     patterns = {}
@@ -869,6 +959,8 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None):
             return J.reshape(np.shape(y) + xshape)
         mod = _module(f, "reverse", k)
         fn = getattr(mod, mod.srcad_main)
+        if compile:
+            fn = _compiled(fn, f, "reverse", k, (), "plain", None, args) or fn
         # rows of J are columns of J^T: the same batched sweeps, with the adjoint as the sweep
         Jt = _forward_columns(lambda s: (None, fn(*args, s)), y, xshape, batched=not unbatched)
         return Jt.T.reshape(np.shape(y) + xshape)

@@ -84,6 +84,8 @@ def main(argv=None):
                         "parse, fence, aliases, normalize, analyze, kinds, reverse, forward, fuse, checkpoint, "
                         "cleanup, emit")
     p.add_argument("-o", "--output", help="write the module to this file instead of printing it")
+    p.add_argument("--compile", action="store_true",
+                   help="print the Cython text (.pyx) that compile=True builds (no signature: untyped arguments)")
     r = sub.add_parser("rules", help="list every supported function with its derivative modes")
     r.add_argument("--all", action="store_true", help="also list the rules of srcad's runtime helpers")
     c = sub.add_parser("cache", help="show or empty the directory where srcad writes generated modules")
@@ -98,7 +100,7 @@ def main(argv=None):
         sys.stdout.write(format_rules(include_internal=args.all))
         return 0
     try:
-        text = emit(_load(args.target), mode=args.mode, wrt=_wrt(args.wrt), stage=args.stage)
+        text = emit(_load(args.target), mode=args.mode, wrt=_wrt(args.wrt), stage=args.stage, compile=args.compile)
     except SrcadError as exc:
         print(f"srcad: error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2

@@ -1,0 +1,108 @@
+"""srcad.compiled: the generated derivative as Cython, compiled and cached (`compile=True`).
+
+`srcad.grad(f, compile=True)` (and value_and_grad, vjp, jvp, jacobian) runs the same generated
+module as the Python path, written as Cython by srcad/compiled/pyx.py (typed where the signature
+proves it, Python objects elsewhere) and built by srcad/compiled/build.py (cached per text,
+signature and machine). When the build fails (no C compiler, a Cython error, no usable cache
+directory) srcad says why in one CompileWarning per module and runs the Python module instead.
+
+`last_build()` says what the last compiled module cost (seconds, or where it was reused from);
+the logger "srcad.compiled" logs each build at INFO level.
+"""
+import functools
+import threading
+import warnings
+
+from .. import cache
+from .build import LAST, BuildError, load, module_name
+from .pyx import TranslateError, translate
+
+__all__ = ["CompileWarning", "function", "last_build", "pyx_text"]
+
+
+class CompileWarning(UserWarning):
+    """A compiled derivative could not be built; srcad runs the Python module instead."""
+
+
+_lock = threading.RLock()
+_MODULES = {}        # (module name) -> [(supplied dict, extension module)]: one per supplied values
+_WARNED = set()
+_NAMED = {}          # (source, main, kinds, stem) -> (pyx text, module name): translated once
+
+
+def last_build():
+    """What the last compiled derivative cost: {'module', 'seconds', 'reused' (None: built now,
+    'disk': loaded from the cache directory, 'process': already loaded), 'path', and for a build
+    'cython_seconds' and 'cc_seconds'}; {} before any."""
+    return dict(LAST)
+
+
+def pyx_text(source, main, kinds):
+    """The Cython text of the generated module `source` whose main function `main` is called with
+    arguments of the given kinds ({parameter name: kind key})."""
+    return translate(source, {main: kinds})[0]
+
+
+def _with_live_defaults(fn, live):
+    """fn called with live's default values for the parameters the caller leaves out."""
+    code = live.__code__
+    pos = code.co_varnames[:code.co_argcount]
+    first = len(pos) - len(live.__defaults__ or ())
+    names = pos[first:]
+
+    @functools.wraps(live)
+    def call(*args, **kwargs):
+        defaults = live.__defaults__ or ()
+        for k in range(max(0, len(args) - first), len(names)):
+            if names[k] not in kwargs:
+                kwargs[names[k]] = defaults[k]
+        for name, value in (live.__kwdefaults__ or {}).items():
+            kwargs.setdefault(name, value)
+        return fn(*args, **kwargs)
+    return call
+
+
+def _same(a, b):
+    return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+
+
+def function(source, supplied, main, stem, kinds, live=None):
+    """The compiled main function of the generated module `source` for arguments of these kinds,
+    or None after one CompileWarning naming why it could not be built (the caller runs the Python
+    module). live: the Python module's main function when the user's function has defaults: the
+    compiled one is called with its default values as they are now (srcad/cache.py gives the
+    Python function the user's live defaults; a Cython function's defaults cannot be replaced)."""
+    key = None
+    try:
+        memo = (source, main, tuple(sorted(kinds.items(), key=lambda kv: kv[0])), stem)
+        named = _NAMED.get(memo)
+        if named is None:
+            text = pyx_text(source, main, kinds)
+            named = _NAMED[memo] = (text, module_name(stem, text, memo[2]))
+        text, base = named
+        with _lock:
+            held = _MODULES.setdefault(base, [])
+            for have, mod in held:
+                if _same(have, supplied):
+                    LAST.clear()
+                    LAST.update(module=mod.__name__, seconds=0.0, reused="process",
+                                path=str(getattr(mod, "__file__", "")))
+                    break
+            else:
+                # an extension loads once per process: other supplied values need a module of their own
+                key = base if not held else f"{base}_{len(held) + 1}"
+                if key != base:
+                    text = text + f"# copy {len(held) + 1}: the same code with other values of its free names\n"
+                mod = load(key, text)
+                mod.__dict__.update(supplied)
+                held.append((dict(supplied), mod))
+        fn = getattr(mod, main)
+        return fn if live is None else _with_live_defaults(fn, live)
+    except (BuildError, TranslateError, OSError, AttributeError, TypeError) as exc:
+        why = str(exc)
+        if (main, key, why) not in _WARNED:
+            _WARNED.add((main, key, why))
+            warnings.warn(f"srcad could not compile the derivative {main} ({why}); it runs the Python "
+                          f"module instead (the same results, without the compiled speed)", CompileWarning,
+                          stacklevel=cache._user_level())
+        return None

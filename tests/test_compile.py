@@ -1,0 +1,370 @@
+"""compile=True (srcad/compiled/): the generated derivative as Cython, built and cached.
+
+Builds are slow (10-40 s each on a loaded machine), so every test that builds is marked slow and
+the module builds few and shares them:
+one module-scope cache directory, one module of workloads written to it (a second process imports
+the same file, so it generates the same text and must reuse the build). Every derivative is
+checked against central finite differences, and against the Python path bit for bit where the
+operations are the same (IEEE arithmetic and the libm functions whose results NumPy shares:
+test_libm_agrees_with_numpy checks that premise on this machine).
+"""
+import ctypes
+import ctypes.util
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import compiled
+from srcad.compiled import build, pyx
+
+WORKLOADS = '''
+import numpy as np
+
+
+def scalar(x):
+    y = x
+    for i in range(200):
+        y = np.sin(y) * 0.9 + 0.1 * y * y
+    return y
+
+
+def elem(x):
+    n = x.shape[0]
+    t = 0.0
+    for i in range(n):
+        t = t + np.sin(x[i]) * x[i]
+    return t
+
+
+def shifted(x):
+    n = x.shape[0]
+    t = 0.0
+    for i in range(n - 1):
+        t = t + x[i + 1] * x[i]
+    return t
+
+
+def mixed(x, w, scale=2.0):
+    acc = 0.0
+    parts = []
+    for i in range(w.shape[0]):
+        v = w[i] * x
+        parts.append(np.tanh(v))
+        acc = acc + v * v
+    d = {"a": acc, "b": sum(parts)}
+    k = 0
+    while k < 3:
+        acc = acc * 0.5 + d["b"]
+        k += 1
+    if acc > 1.0:
+        acc = acc + np.exp(-x)
+    return acc * scale + np.sum(w * x)
+
+
+def rk4s(a, b, c, x, y, z, h, n):
+    for i in range(n):
+        k1x = a * (y - x)
+        k1y = x * (b - z) - y
+        k1z = x * y - c * z
+        x2 = x + 0.5 * h * k1x
+        y2 = y + 0.5 * h * k1y
+        z2 = z + 0.5 * h * k1z
+        k2x = a * (y2 - x2)
+        k2y = x2 * (b - z2) - y2
+        k2z = x2 * y2 - c * z2
+        x3 = x + 0.5 * h * k2x
+        y3 = y + 0.5 * h * k2y
+        z3 = z + 0.5 * h * k2z
+        k3x = a * (y3 - x3)
+        k3y = x3 * (b - z3) - y3
+        k3z = x3 * y3 - c * z3
+        x4 = x + h * k3x
+        y4 = y + h * k3y
+        z4 = z + h * k3z
+        k4x = a * (y4 - x4)
+        k4y = x4 * (b - z4) - y4
+        k4z = x4 * y4 - c * z4
+        x = x + h / 6.0 * (k1x + 2.0 * k2x + 2.0 * k3x + k4x)
+        y = y + h / 6.0 * (k1y + 2.0 * k2y + 2.0 * k3y + k4y)
+        z = z + h / 6.0 * (k1z + 2.0 * k2z + 2.0 * k3z + k4z)
+    return x + y + z
+'''
+
+XS = np.linspace(-1.0, 1.5, 257)
+
+
+def _fd(f, x, eps=1e-6):
+    if isinstance(x, float):
+        return (f(x + eps) - f(x - eps)) / (2 * eps)
+    g = np.zeros_like(x)
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[j] = eps
+        g.flat[j] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """A private cache directory and the workloads module in it, for the whole module."""
+    root = tmp_path_factory.mktemp("compiled")
+    cache_dir = root / "cache"
+    saved = {k: os.environ.get(k) for k in ("SRCAD_CACHE_DIR", "SRCAD_COMPILE_NICE")}
+    os.environ["SRCAD_CACHE_DIR"] = str(cache_dir)
+    os.environ.setdefault("SRCAD_COMPILE_NICE", "5")
+    path = root / "cworkloads.py"
+    path.write_text(WORKLOADS)
+    spec = importlib.util.spec_from_file_location("cworkloads", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["cworkloads"] = mod
+    spec.loader.exec_module(mod)
+    yield dict(root=root, cache=cache_dir, mod=mod, path=path)
+    sys.modules.pop("cworkloads", None)
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def scalar_built(env):
+    f = env["mod"].scalar
+    vg = srcad.value_and_grad(f, compile=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiled.CompileWarning)
+        out = vg(0.7)
+    return dict(f=f, vg=vg, out=out, build=compiled.last_build())
+
+
+@pytest.fixture(scope="module")
+def elem_built(env):
+    f = env["mod"].elem
+    g = srcad.grad(f, compile=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiled.CompileWarning)
+        out = g(XS)
+    return dict(f=f, g=g, out=out, build=compiled.last_build())
+
+
+# ---- the premise of bit equality ----------------------------------------------------------------
+@pytest.mark.skipif(ctypes.util.find_library("m") is None, reason="no C math library to compare with")
+def test_libm_agrees_with_numpy():
+    """pyx.py calls libc.math only for the functions whose float64 results NumPy shares bit for bit."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    x = np.random.default_rng(0).uniform(-3.0, 3.0, 2000)
+    for np_name, c_name in pyx._LIBM.items():
+        fn = getattr(np, np_name, None)
+        if fn is None:
+            continue
+        cf = getattr(libm, c_name)
+        cf.restype, cf.argtypes = ctypes.c_double, [ctypes.c_double]
+        xs = np.clip(x / 3.0, -1.0, 1.0) if c_name in ("asin", "acos") else \
+            np.abs(x) if c_name in ("log", "sqrt", "log1p") else x
+        for v in xs:
+            a, b = float(fn(np.float64(v))), cf(float(v))
+            assert a == b or (a != a and b != b), (np_name, v, a, b)
+    assert "tanh" not in pyx._LIBM        # NumPy's tanh differs from glibc's in the last bit
+
+
+# ---- the .pyx text (no build) ---------------------------------------------------------------------
+def test_emit_compile_shows_typed_pyx(env):
+    m = env["mod"]
+    text = srcad.emit(m.scalar, args=(0.7,), compile=True)
+    assert text.startswith("# cython:")
+    assert "def scalar_vjp(double x, scalar_bar=1.0):" in text
+    assert "cdef double prod_prod_y, prod_sin_y, prod_y, sin_y, y" in text
+    assert "cdef Py_ssize_t i" in text
+    assert "sin_y = libc.math.sin(y)" in text and "libc.math.cos(y)" in text
+    assert "tape_d.push(y)" in text and "y = tape_d.pop()" in text
+    assert "# L8: y = np.sin(y) * 0.9 + 0.1 * y * y" in text      # the user's line, as a comment
+    # element reads: unchecked only where the loop proves them in range
+    text = srcad.emit(m.elem, args=(XS,), compile=True)
+    assert "cdef const double[:] x_v" in text
+    lines = text.splitlines()
+    k = lines.index("        # L16: t = t + np.sin(x[i]) * x[i]")
+    assert "boundscheck(False)" in lines[k + 2] and lines[k + 3].strip() == "x_item = x_v[i]"
+    text = srcad.emit(m.shifted, args=(XS,), compile=True)
+    assert "x_v[i + 1]" in text and "x_v[i]" in text
+    assert "boundscheck(False)" not in text      # x[i + 1] is not proven (nor x[i] under range(n - 1))
+    # no signature: nothing about the arguments is assumed
+    text = srcad.emit(m.scalar, compile=True)
+    assert "def scalar_vjp(x, scalar_bar=1.0):" in text and "cdef Py_ssize_t i" in text
+
+
+def test_cli_emit_compile(env, tmp_path):
+    from srcad.cli import main
+    out = tmp_path / "scalar.pyx"
+    assert main(["emit", f"{env['path']}:scalar", "--compile", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("# cython:") and "def scalar_vjp(x, scalar_bar=1.0):" in text
+
+
+def test_untypable_names_stay_objects(env):
+    """`v is None` tests, tuple targets, and a name also assigned a non-number stay Python objects."""
+    src = ("def f(x, y):\n"
+           "    a = x * 2.0\n"
+           "    b = x * 3.0\n"
+           "    if b is None:\n"
+           "        b = 1.0\n"
+           "    c, d = x, y\n"
+           "    e = x * 1.0\n"
+           "    e = [e]\n"
+           "    return a + b\n")
+    text = pyx.translate(src, {"f": {"x": "float", "y": "float"}})[0]
+    assert "cdef double a\n" in text
+    assert "def f(double x, double y):" in text
+    decl = [line.strip() for line in text.splitlines() if line.startswith("    cdef double ")]
+    assert decl == ["cdef double a"]
+
+
+# ---- built derivatives ------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_scalar_loop_bits_and_fd(scalar_built):
+    f, (value, g) = scalar_built["f"], scalar_built["out"]
+    pv, pg = srcad.value_and_grad(f)(0.7)
+    assert value == pv and g == pg           # the same operations: the same bits
+    assert type(g) is float
+    assert abs(g - _fd(f, 0.7)) <= 1e-6 * (1 + abs(g))
+    b = scalar_built["build"]
+    assert b["module"].startswith("srcad_cy_scalar_") and b["seconds"] >= 0.0
+
+
+@pytest.mark.slow
+def test_elementwise_loop_bits_and_fd(elem_built):
+    f, g = elem_built["f"], elem_built["out"]
+    want = srcad.grad(f)(XS)
+    assert g.dtype == XS.dtype and g.shape == XS.shape
+    assert np.array_equal(g, want)
+    assert np.allclose(g, np.sin(XS) + XS * np.cos(XS), rtol=1e-13, atol=1e-13)     # analytic
+    assert np.allclose(g, _fd(f, XS), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.slow
+def test_compiled_runs_in_process_once(scalar_built):
+    """A second operator on the same function and signature uses the loaded extension."""
+    g = srcad.grad(scalar_built["f"], compile=True)
+    assert g(0.3) == srcad.grad(scalar_built["f"])(0.3)
+    assert compiled.last_build()["reused"] == "process"
+
+
+@pytest.mark.slow
+def test_cache_reused_by_another_process(env, scalar_built):
+    code = ("import json, importlib.util, sys, srcad\n"
+            "from srcad import compiled\n"
+            f"spec = importlib.util.spec_from_file_location('cworkloads', {str(env['path'])!r})\n"
+            "m = importlib.util.module_from_spec(spec); sys.modules['cworkloads'] = m; spec.loader.exec_module(m)\n"
+            "v, g = srcad.value_and_grad(m.scalar, compile=True)(0.7)\n"
+            "print(json.dumps([v, g, compiled.last_build()]))\n")
+    envv = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    p = subprocess.run([sys.executable, "-c", code], cwd=env["root"], env=envv, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr
+    v, g, info = json.loads(p.stdout.strip().splitlines()[-1])
+    assert info["reused"] == "disk" and info["module"] == scalar_built["build"]["module"]
+    assert [v, g] == list(scalar_built["out"])
+
+
+@pytest.mark.slow
+def test_tampered_build_is_detected(env, scalar_built, tmp_path):
+    import shutil
+    built = build.directory() / scalar_built["build"]["module"]
+    assert (os.stat(build.directory()).st_mode & 0o077) == 0      # private
+    name = built.name
+    entry = tmp_path / name
+    shutil.copytree(built, entry)     # (never write the loaded extension's own file: it is mapped)
+    pyx_text = (entry / f"{name}.pyx").read_text()
+    assert build._verify(entry, name, pyx_text) is None
+    assert "not the text" in build._verify(entry, name, pyx_text + "# other\n")
+    ext = build._ext_path(entry, name)
+    data = ext.read_bytes()
+    ext.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    assert "does not match the SHA-256" in build._verify(entry, name, pyx_text)
+    ext.unlink()
+    assert "incomplete" in build._verify(entry, name, pyx_text)
+
+
+def test_build_failure_falls_back_with_one_warning(env, monkeypatch):
+    f = env["mod"].mixed
+    w = np.linspace(0.1, 1.0, 5)
+    monkeypatch.setenv("CC", str(env["root"] / "no-such-compiler"))
+    g = srcad.grad(f, compile=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = g(0.3, w)
+        again = g(0.31, w)
+        got2 = srcad.grad(f, compile=True)(0.3, w)
+    msgs = [str(c.message) for c in caught if issubclass(c.category, compiled.CompileWarning)]
+    assert len(msgs) == 1 and "no C compiler" in msgs[0] and "no-such-compiler" in msgs[0]
+    assert got == srcad.grad(f)(0.3, w) == got2 and again == srcad.grad(f)(0.31, w)
+    assert abs(got - _fd(lambda x: f(x, w), 0.3)) <= 1e-6 * (1 + abs(got))
+
+
+# ---- heavier: one build each ---------------------------------------------------------------------
+@pytest.mark.slow
+def test_mixed_program_compiles_and_matches(env):
+    """Lists, a dict, a while loop, a branch, np.tanh and a default: typed where proven, objects elsewhere."""
+    f = env["mod"].mixed
+    w = np.linspace(0.1, 1.0, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiled.CompileWarning)
+        vg = srcad.value_and_grad(f, compile=True)
+        v, g = vg(0.3, w)
+    pv, pg = srcad.value_and_grad(f)(0.3, w)
+    assert v == pv and g == pg
+    assert abs(g - _fd(lambda x: f(x, w), 0.3)) <= 1e-6 * (1 + abs(g))
+    assert vg(0.3, w, 3.0) == srcad.value_and_grad(f)(0.3, w, 3.0)      # the default, passed
+    saved = f.__defaults__
+    try:
+        f.__defaults__ = (5.0,)       # the default as it is now, as for the Python path
+        assert vg(0.3, w) == srcad.value_and_grad(f)(0.3, w) == (f(0.3, w), srcad.grad(f)(0.3, w))
+        assert vg(0.3, w) != (v, g)
+    finally:
+        f.__defaults__ = saved
+
+
+@pytest.mark.slow
+def test_rk4_scalar_state_and_jvp_vjp(env):
+    m = env["mod"]
+    args = (10.0, 28.0, 8.0 / 3.0, 1.0, 1.0, 1.0, 1e-3, 300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiled.CompileWarning)
+        got = srcad.grad(m.rk4s, (0, 1, 2), compile=True)(*args)
+        y, dy = srcad.jvp(m.scalar, (0.7,), (1.0,), compile=True)
+        yv, pull = srcad.vjp(m.scalar, 0.7, compile=True)
+        pulled = pull(1.0)
+    assert got == srcad.grad(m.rk4s, (0, 1, 2))(*args)
+    for k in range(3):
+        def fk(v, k=k):
+            a = list(args)
+            a[k] = v
+            return m.rk4s(*a)
+        assert abs(got[k] - _fd(fk, args[k])) <= 1e-5 * (1 + abs(got[k]))
+    assert (y, dy) == srcad.jvp(m.scalar, (0.7,), (1.0,))
+    assert yv == m.scalar(0.7) and pulled == srcad.vjp(m.scalar, 0.7)[1](1.0)
+    assert abs(dy - _fd(m.scalar, 0.7)) <= 1e-6 * (1 + abs(dy))
+
+
+def test_benchmark_hand_gradients_against_finite_differences():
+    """benchmarks/compiled.py compares with hand-written derivative loops: they must be right."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path.insert(0, root)
+    try:
+        from benchmarks import compiled as bench
+        from benchmarks import compiled_workloads as w
+    finally:
+        sys.path.remove(root)
+    assert abs(bench.hand_scalar(0.7) - _fd(w.scalar, 0.7)) <= 1e-6
+    p, s0 = np.array([10.0, 28.0, 8.0 / 3.0]), np.array([1.0, 1.0, 1.0])
+    got = bench.hand_rk4(p, s0, 1e-3, 200)
+    fd = _fd(lambda q: w.rk4(q, s0, 1e-3, 200), p)
+    assert np.allclose(got, fd, rtol=1e-6, atol=1e-8)
+    xs = np.linspace(-1.0, 1.0, 7)
+    assert np.allclose(bench.hand_elem(xs), _fd(w.elem, xs), rtol=1e-6, atol=1e-8)
