@@ -333,7 +333,7 @@ class Analysis:
         """In srcad's own adjoint code (transformed again for second order), `i = tape.pop()` gives
         a loop index back its old value: an integer, active only through its other assignments,
         not through the tape, which holds active values besides."""
-        if not getattr(self.parsed, "generated", False):
+        if not self.parsed.generated:
             return set()
         pop = lookup(".pop")
         indices = {st.target.id for st in ast.walk(self.fn) if isinstance(st, ast.For)
@@ -402,7 +402,7 @@ class Analysis:
         or closure cell (directly or through a local alias, see aliases.py), or through an
         in-place method or function other than append."""
         from ..errors import UnsupportedSyntaxError
-        shared = getattr(self.parsed, "global_writes", set())
+        shared = self.parsed.global_writes
         for op in self._all_ops():
             if op.kind not in ("setitem", "append", "mutate", "call"):
                 continue
