@@ -35,7 +35,8 @@ def second_opinion(f, args, k, x, have, fd, bad, atol, rtol):
     try:
         with np.errstate(all="ignore"):
             res = derivative(h, np.zeros(entries.size), args=(entries,), initial_step=0.5 * scale)
-    except Exception:       # f raised at a probed point (outside its domain): the first verdict stands
+    except (ArithmeticError, ValueError):    # f raised at a probed point (math.log(-0.3), 1/0: outside
+        # its domain): the central difference's verdict stands
         return fd, np.abs(have - fd), bad
     fd, bad = fd.copy(), bad.copy()
     for m, i in enumerate(entries):

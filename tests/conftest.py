@@ -24,8 +24,19 @@ def pytest_unconfigure(config):
 # inputs; any test whose code starts a Python subprocess; and single tests measured at several
 # seconds (pytest --durations=60).
 SLOW_FILES = {"test_property.py", "test_property_modes.py", "test_distributed.py", "test_sparse_big.py",
-              "test_benchmarks_smoke.py"}
+              "test_benchmarks_smoke.py",
+              # the sweeps, ~180 s of the ~265 s (CPU) the rest took (2026-11-25, a 1-in-12 sample with
+              # per-test CPU times, checked against full runs of three files): every rule x mode
+              # (systematic, rules_coverage), the autograd oracle over the corpus, and the sparse
+              # finite-difference grids over formats x dtypes x index types
+              "test_systematic.py", "test_oracle.py", "test_rules_coverage.py", "test_sparse.py",
+              "test_sparse_forward.py", "test_sparse_edge.py", "test_transform_fixes.py", "test_numerics_fixes.py",
+              "test_checkpoint_fuzz.py"}
 SLOW_TESTS = {   # each over 2 s (on 2 cores shared with other jobs, 2026-11-25), and
+    # the random-program hunts (21 s, 10 s and 1.6 s of a 115 s quick run, 2026-11-25)
+    "test_property_hunt.py::test_random_hunting_programs",
+    "test_property_hunt.py::test_random_sparse_arguments",
+    "test_sparse_duplicates_second_order.py::test_random_sparse_programs_second_order",
     # the check that every error path is rendered, which counts the slow CLI subprocess cases
     "test_error_messages.py::test_every_error_path_is_rendered",
     "test_api_extras.py::test_row_gather_gradient_million_rows_matches_add_at_and_is_thread_deterministic",
