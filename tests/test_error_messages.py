@@ -345,6 +345,10 @@ def real_of_complex(x):
     return np.sum(np.real(x * 1j))  # here
 
 
+def sqrtm_complex(x):
+    return np.sum(scipy.linalg.sqrtm(np.diag([-1.0 - x[0], 1.0 + x[1]])))  # here
+
+
 def dirichlet_batch(x):
     p = np.stack([x[:3] / np.sum(x[:3]), x[1:] / np.sum(x[1:])], axis=1)
     return np.sum(scipy.stats.dirichlet.logpdf(p, np.ones(3) * 2.0))  # here
@@ -529,6 +533,8 @@ CASES = [
          func=eig_repeated),
     Case("real_of_complex", grad_of(real_of_complex, X), "np.real of a complex array", "two real arrays", THIS_FILE,
          func=real_of_complex),
+    Case("sqrtm_complex", grad_of(sqrtm_complex, X), "square root is complex", "np.linalg.cholesky", THIS_FILE,
+         func=sqrtm_complex),
     Case("dirichlet_batch", grad_of(dirichlet_batch, X), "a batch of points", "once per point", THIS_FILE,
          func=dirichlet_batch),
     Case("sparse_axis", lambda: srcad.grad(sparse_sum_axis, wrt=1)(sp.csr_array(A), X[:3]), "axis=2",
