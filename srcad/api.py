@@ -329,8 +329,8 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, compile=False):
     sig = None if args is None else _signature(tuple(args))
     if compile:
         from . import compiled
-        source, _, main, _ = cache.entry(f, mode, wrt, (), _variant("plain", checkpoint), sig)
-        return compiled.pyx_text(source, main, _kinds_of(main, source, sig, mode))
+        source, supplied, main, _ = cache.entry(f, mode, wrt, (), _variant("plain", checkpoint), sig)
+        return compiled.pyx_text(source, main, _kinds_of(main, source, sig, mode), supplied)
     return cache.text(f, mode, wrt, _variant("plain", checkpoint), sig)
 
 
