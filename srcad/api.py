@@ -536,8 +536,8 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
         return pipeline.stage_text(f, pipeline.replace(options, stage=stage))
     if compile:
         from . import compiled
-        source, _, main, _ = cache.entry(f, mode, wrt, (), _variant("plain", checkpoint), sig)
-        return compiled.pyx_text(source, main, _kinds_of(main, source, sig, mode))
+        source, supplied, main, _ = cache.entry(f, mode, wrt, (), _variant("plain", checkpoint), sig)
+        return compiled.pyx_text(source, main, _kinds_of(main, source, sig, mode), supplied)
     return cache.text(f, mode, wrt, _variant("plain", checkpoint), sig)
 
 

@@ -207,6 +207,13 @@ def test_cli_emit_compile(env, tmp_path):
     assert text.startswith("# cython:") and "def scalar_vjp(x, scalar_bar=1.0):" in text
 
 
+def test_supplied_names_are_bound_for_cython():
+    """Cython refuses a global it never sees bound: the names srcad supplies at load are bound first."""
+    src = "def f(x):\n    return helper(x) * K\n"
+    text = pyx.translate(src, {"f": {"x": "float"}}, free=("helper", "K"))[0]
+    assert "K = None\nhelper = None\n" in text
+
+
 def test_untypable_names_stay_objects(env):
     """`v is None` tests, tuple targets, and a name also assigned a non-number stay Python objects."""
     src = ("def f(x, y):\n"

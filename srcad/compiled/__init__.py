@@ -37,10 +37,10 @@ def last_build():
     return dict(LAST)
 
 
-def pyx_text(source, main, kinds):
+def pyx_text(source, main, kinds, free=()):
     """The Cython text of the generated module `source` whose main function `main` is called with
-    arguments of the given kinds ({parameter name: kind key})."""
-    return translate(source, {main: kinds})[0]
+    arguments of the given kinds ({parameter name: kind key}); free: the names srcad supplies."""
+    return translate(source, {main: kinds}, free)[0]
 
 
 def _with_live_defaults(fn, live):
@@ -74,10 +74,10 @@ def function(source, supplied, main, stem, kinds, live=None):
     Python function the user's live defaults; a Cython function's defaults cannot be replaced)."""
     key = None
     try:
-        memo = (source, main, tuple(sorted(kinds.items(), key=lambda kv: kv[0])), stem)
+        memo = (source, main, tuple(sorted(kinds.items(), key=lambda kv: kv[0])), stem, tuple(sorted(supplied)))
         named = _NAMED.get(memo)
         if named is None:
-            text = pyx_text(source, main, kinds)
+            text = pyx_text(source, main, kinds, supplied)
             named = _NAMED[memo] = (text, module_name(stem, text, memo[2]))
         text, base = named
         with _lock:

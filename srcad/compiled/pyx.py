@@ -425,9 +425,11 @@ def _assigned_in(body, name):
     return False
 
 
-def translate(source, kinds_of=None):
+def translate(source, kinds_of=None, free=()):
     """The Cython text of the generated module `source`. kinds_of: {function name: {parameter
-    name: kind key (transform/kinds.py's signature keys: "float", ("d", 1), ...)}}."""
+    name: kind key (transform/kinds.py's signature keys: "float", ("d", 1), ...)}}. free: the
+    names srcad supplies to the module when it loads it (the user's globals and closure values):
+    bound to None at the top of the text, since Cython refuses a name it never sees bound."""
     tree = ast.parse(source)
     taken = _names(tree)
     for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):
@@ -445,6 +447,10 @@ def translate(source, kinds_of=None):
            "# srcad: the generated module below as Cython (srcad.grad(..., compile=True)); typed where proven,",
            "# Python objects elsewhere. Element accesses are bounds-checked unless marked proven in range."]
     out += _PREAMBLE.splitlines()
+    free = sorted(n for n in free if n.isidentifier())
+    if free:
+        out += ["", "# names srcad supplies when it loads the module (the values the user's code reads)"]
+        out += [f"{n} = None" for n in free]
     k = 1
     while k <= len(lines):
         out += inserts.get(k, [])
