@@ -224,3 +224,15 @@ def test_function_list_rebinding_remakes_the_code():
 def test_local_lambda_second_order():
     h = srcad.hessian(local_lambda)(V.copy())
     np.testing.assert_allclose(h, np.diag(-2 * np.sin(V) + 6.0), atol=1e-10)
+
+
+@pytest.mark.parametrize("f, x", [(mean_where_axis_keepdims, M), (einsum_ellipsis_implicit, X3[0]),
+                                  (normalize_rows, M), (max_where, V)],
+                         ids=["mean_where", "einsum_ellipsis", "normalize_rows", "max_where"])
+def test_second_order(f, x):
+    """forward over the generated adjoint against central differences of the gradient"""
+    g = srcad.grad(f)
+    n, eps = x.size, 1e-5
+    fd = np.stack([(np.ravel(g(x + eps * e.reshape(x.shape))) - np.ravel(g(x - eps * e.reshape(x.shape))))
+                   / (2 * eps) for e in np.eye(n)], axis=1)
+    np.testing.assert_allclose(np.reshape(srcad.hessian(f)(x.copy()), (n, n)), fd, rtol=1e-4, atol=1e-5)
