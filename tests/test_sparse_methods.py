@@ -366,3 +366,22 @@ def test_one_dimensional_row_named_with_a_fix_that_works():
     g = srcad.grad(row_times_2d)(A, v)
     assert_pattern(g, A)
     np.testing.assert_allclose(g.data, numerical_grad(row_times_2d, [A.copy(), v], 0), rtol=1e-5, atol=1e-6)
+
+
+def rows_cols(A):
+    return np.sum(A.getrow(1).toarray() * V5) + np.sum(A.getcol(2).toarray() ** 2)
+
+
+@pytest.mark.parametrize("canonical", [True, False], ids=["canonical", "noncanonical"])
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_getrow_getcol_of_a_matrix(fmt, canonical):
+    """A.getrow(i) / A.getcol(j) (the `_matrix` classes have them)."""
+    A = make(fmt, "matrix", canonical)
+    g = srcad.grad(rows_cols)(A)
+    assert_pattern(g, make(fmt, "matrix", canonical))
+    want = numerical_grad(rows_cols, [A.copy()], 0)
+    np.testing.assert_allclose(g.data, want, rtol=1e-5, atol=1e-6)
+    t = A.copy()
+    t.data = np.linspace(-1.0, 1.0, len(A.data))
+    _, dy = srcad.jvp(rows_cols, (A,), (t,))
+    np.testing.assert_allclose(dy, want @ t.data, rtol=1e-5)
