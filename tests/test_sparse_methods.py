@@ -385,3 +385,13 @@ def test_getrow_getcol_of_a_matrix(fmt, canonical):
     t.data = np.linspace(-1.0, 1.0, len(A.data))
     _, dy = srcad.jvp(rows_cols, (A,), (t,))
     np.testing.assert_allclose(dy, want @ t.data, rtol=1e-5)
+
+
+def row_matvec(A, v):
+    return np.sum(A[1] @ v)
+
+
+def test_one_dimensional_row_in_a_product_is_named():
+    """`A[i] @ v` with A a sparse array: a 1-D sparse operand, refused by name (was an IndexError)."""
+    with pytest.raises(srcad.InputError, match=r"1-D scipy sparse array .*A\[\[i\]\]"):
+        srcad.grad(row_matvec)(make("csr", "array", True), V5)
