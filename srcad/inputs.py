@@ -18,6 +18,12 @@ SPARSE_FORMATS = ("csr", "csc", "coo")
 def sparse_format_error(A, where):
     """The InputError for a sparse matrix of a format srcad does not differentiate."""
     fmt = str(getattr(A, "format", "?"))
+    if getattr(A, "ndim", 2) == 1:      # a row A[i] or A.max(axis=0) of a sparse *array* is a 1-D COO
+        return InputError(
+            f"{where} is a 1-D scipy sparse array ({type(A).__name__} of shape {A.shape}: a row A[i] or a "
+            f"reduction A.max(axis=0) of a sparse array is one); srcad differentiates this operation on 2-D "
+            f"sparse matrices. Keep the row 2-D with A[[i]] or A[i:i + 1], or make the 1-D value dense "
+            f"with .toarray() first.")
     return InputError(
         f"{where} is a scipy sparse {fmt.upper()} matrix ({type(A).__name__}); srcad differentiates "
         f"the CSR, CSC and COO formats. Convert it before the call with A.tocsr() (or A.tocsc(), "
@@ -265,8 +271,6 @@ def unsorted_coo(args, kwargs=None):
         if sp.issparse(x):          # before the containers: a DOK matrix is a dict
             if x.format == "coo" and not x.has_canonical_format:
                 found.append((x, (x.row.copy(), x.col.copy())))
-            elif x.format in ("csr", "csc") and not x.has_canonical_format:   # merged in place too
-                found.append((x, (x.indptr.copy(), x.indices.copy())))
         elif isinstance(x, dict):
             for v in x.values():
                 visit(v)

@@ -370,6 +370,10 @@ def sp_matmat(A, B):
     return np.sum((A @ B).data)  # here
 
 
+def sp_row_matvec(A, x):
+    return np.sum(A[1] @ x)  # here
+
+
 def sp_vstack_lil(A):
     return np.sum(sp.vstack([A, A], format="lil").data)  # here
 
@@ -547,6 +551,8 @@ CASES = [
          THIS_FILE, func=sp_matvec),
     Case("sparse_operand_format", _sparse(sp_matmat, sp.csr_array(A), sp.lil_array(A)), "LIL", "Convert",
          THIS_FILE, func=sp_matmat),
+    Case("sparse_row_1d", _sparse(sp_row_matvec, sp.csr_array(A), X[:3]), "1-D scipy sparse array", "A[[i]]",
+         THIS_FILE, func=sp_row_matvec),
     Case("sparse_stack_format", _sparse(sp_vstack_lil, sp.csr_array(A)), "format='lil'", "ask for one of them",
          THIS_FILE, func=sp_vstack_lil),
     Case("sparse_diags_format", _sparse(sp_diags_lil, X[:3]), "format='lil'", "ask for one of those",

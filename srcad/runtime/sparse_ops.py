@@ -535,6 +535,8 @@ def matmul_vjp_values(g, A, X):
     """Cotangent of A in A @ X: A's class and pattern, data[p] = g[i] . X[j] at entry p = (i, j)."""
     if _is_zero(g) or _is_zero(X):
         return 0.0
+    if A.ndim != 2:             # a 1-D sparse array (a row A[i] of a sparse array): a named error
+        raise sparse_format_error(A, "srcad: the sparse operand of `@`")
     if sp.issparse(X):
         from .sparse_struct import spgemm_vjp_x
         return spgemm_vjp_x(g, A, X)

@@ -9,7 +9,13 @@ not fit the shape and an axis other than None, 0, 1. A duplicate entry counts on
 duplicates summed wherever scipy sums them (reduce_max/min here), and receives the summed entry's
 derivative. Besides these functions srcad differentiates scipy's own sparse operations (see the
 README): products with dense and sparse operands, A.T, A.multiply, A * s, A.power, A.diagonal,
-A[i:j], A.toarray, scipy.sparse.diags/hstack/vstack.
+A.toarray, scipy.sparse.diags/hstack/vstack, and the methods users call on a matrix
+(srcad/runtime/sparse_methods.py): abs(A), A.max()/A.min() (axis None/0/1; implicit zeros take part
+as in scipy, a tie split evenly among the tied elements), A.astype(float dtype), A.tocsr()/tocsc()/
+tocoo(), every subscript (A[i], A[i, :], A[:, j], A[rows], A[::2]), A.getrow/getcol, and the
+zero-preserving elementwise methods (A.sin(), A.sqrt(), A.expm1(), ...; A.floor(), A.sign() and the
+other step functions carry no derivative). A row A[i] of a sparse *array* is 1-D: `.toarray()`,
+`.sum()`, `.data` take it; a product needs it 2-D (A[[i]]).
 
 - `matmul(A, X)`: A @ X for a scipy sparse A (CSR, CSC, COO; `_array` or `_matrix`) and a
   dense 1-D or 2-D X, as a dense ndarray.
