@@ -306,6 +306,23 @@ def _matmul(x, y, *a, **kw):
     return Batched(np.matmul(x, y.data))
 
 
+@_on(np.cross)
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross products along the last axis (the default axes; others fall back to one sweep per
+    direction): both operands as (B,) + shape, broadcast against each other."""
+    if axis is not None or (axisa, axisb, axisc) != (-1, -1, -1):
+        raise TypeError("np.cross with explicit axes is not implemented for a batch of tangents")
+    B = _batch_size((a, b))
+    nd = max(a.ndim if isinstance(a, Batched) else np.ndim(a), b.ndim if isinstance(b, Batched) else np.ndim(b))
+    af = _lift(a, nd) if isinstance(a, Batched) else np.asarray(a)
+    bf = _lift(b, nd) if isinstance(b, Batched) else np.asarray(b)
+    if not isinstance(a, Batched):
+        af = np.broadcast_to(af, (1,) * (nd - af.ndim) + af.shape)[None]
+    if not isinstance(b, Batched):
+        bf = np.broadcast_to(bf, (1,) * (nd - bf.ndim) + bf.shape)[None]
+    return Batched(np.cross(af, bf))
+
+
 @_on(np.linalg.solve)
 def _solve(a, b):
     if isinstance(a, Batched):
@@ -320,3 +337,29 @@ def unwrap(t, B, shape):
     if isinstance(t, Batched):
         return np.broadcast_to(t.data, (B,) + tuple(shape))
     return np.broadcast_to(np.asarray(t, dtype=float), (B,) + tuple(shape))
+
+
+def batch_size_nested(parts):
+    """The batch size of the first Batched in a (nested) list or tuple of tangents, or None."""
+    for p in parts:
+        if isinstance(p, Batched):
+            return p.data.shape[0]
+        if isinstance(p, (list, tuple)):
+            B = batch_size_nested(p)
+            if B is not None:
+                return B
+    return None
+
+
+def batched_array(parts, B, dtype):
+    """The tangent of np.array(nested list) when some items are batches: one Batched whose data is
+    the items' data (each plain item, zero or direction-independent, repeated over the batch)
+    stacked along the logical axes, as np.array stacks the items."""
+    def full(p):
+        if isinstance(p, Batched):
+            return p.data
+        if isinstance(p, (list, tuple)):
+            return np.stack([full(q) for q in p], axis=1)
+        p = np.asarray(p, dtype=dtype)
+        return np.broadcast_to(p, (B,) + p.shape)
+    return Batched(np.asarray(full(parts), dtype=dtype))

@@ -93,8 +93,20 @@ class Pattern:
         self.y, self.rows, self.cols, self.m, self.n = detect(jvp_call, x)
         self.color = color_columns(self.rows, self.cols, self.m, self.n) if self.n else np.zeros(0, np.int64)
         self.ncolors = int(self.color.max()) + 1 if self.n else 0
+        self.batched = None      # unknown until the first evaluation: True, or False (one sweep per colour)
 
     def evaluate(self, jvp_call, x):
+        """The compressed Jacobian: all colours in one batched sweep (srcad.batching) when the
+        tangent code allows it (self.batched is then True, and the caller verifies the result
+        with an ordinary sweep, `agrees`), else one ordinary sweep per colour."""
+        if self.batched is not False and self.ncolors > 1:
+            from .batching import UNBATCHABLE
+            try:
+                J = self._evaluate_batched(jvp_call, x)
+                self.batched = True
+                return J
+            except UNBATCHABLE:
+                self.batched = False
         values = np.zeros(len(self.rows), dtype=np.float64)
         col_color = self.color[self.cols]
         y = None
@@ -104,6 +116,24 @@ class Pattern:
             compressed = np.broadcast_to(np.asarray(y_dot, dtype=np.float64), np.shape(y)).reshape(-1)
             hit = col_color == c
             values[hit] = compressed[self.rows[hit]]
+        J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))
+        J.sum_duplicates()
+        return J
+
+    def _evaluate_batched(self, jvp_call, x):
+        """Every colour's seed as one batch of tangents (in chunks of at most ~4e6 entries): the
+        primal runs once per chunk instead of once per colour."""
+        from .batching import Batched, unwrap
+        values = np.zeros(len(self.rows), dtype=np.float64)
+        col_color = self.color[self.cols]
+        chunk = max(1, min(self.ncolors, 4_000_000 // max(1, self.m + self.n)))
+        for c0 in range(0, self.ncolors, chunk):
+            B = min(chunk, self.ncolors - c0)
+            seed = (self.color[None, :] == (c0 + np.arange(B))[:, None]).astype(np.float64)
+            y, y_dot = jvp_call(Batched(seed.reshape((B,) + np.shape(x))))
+            block = unwrap(y_dot, B, np.shape(y)).reshape(B, -1)
+            hit = (col_color >= c0) & (col_color < c0 + B)
+            values[hit] = block[col_color[hit] - c0, self.rows[hit]]
         J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))
         J.sum_duplicates()
         return J
@@ -135,4 +165,8 @@ def sparse_jacobian(jvp_call, x, cache=None):
     pat = Pattern(jvp_call, x)
     if cache is not None:
         cache[key] = pat
-    return pat.evaluate(jvp_call, x), pat.ncolors
+    J = pat.evaluate(jvp_call, x)
+    if pat.batched and not pat.agrees(J, jvp_call, x):   # the batch must match an ordinary sweep
+        pat.batched = False
+        J = pat.evaluate(jvp_call, x)
+    return J, pat.ncolors

@@ -55,13 +55,14 @@ def fd_directional(f, x, g, ndirs=3, h=1e-6, seed=0):
 
 def fd_jacobian_columns(f, x, J, cols, h=1e-6):
     """Worst error of the given columns of a Jacobian J (dense or scipy sparse) of a vector f."""
-    J = J.toarray() if hasattr(J, "toarray") else np.asarray(J)
+    J = J.tocsc() if hasattr(J, "tocsc") else np.asarray(J).reshape(-1, x.size)   # never densify a sparse J
     worst = 0.0
     for c in cols:
         e = np.zeros_like(x)
         e[c] = h
         want = (np.asarray(f(x + e)) - np.asarray(f(x - e))).ravel() / (2 * h)
-        worst = max(worst, rel_err(J.reshape(-1, x.size)[:, c], want))
+        col = J[:, [c]].toarray().ravel() if hasattr(J, "toarray") else J[:, c]
+        worst = max(worst, rel_err(col, want))
     return worst
 
 
