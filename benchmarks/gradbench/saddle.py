@@ -20,7 +20,7 @@ import srcad
 from benchmarks.gradbench import solver
 from benchmarks.gradbench.common import autograd, fd_directional
 
-SIZES = {"tiny": "fr", "quick": ["rr", "fr"], "full": ["rr", "fr"]}
+SIZES = {"tiny": "rr", "quick": ["rr", "fr"], "full": ["rr", "fr"]}
 
 
 def label(variant):

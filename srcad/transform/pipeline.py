@@ -39,7 +39,7 @@ from .forward import Forward
 from .fuse import fuse
 from .kinds import Kinds, param_kinds
 from .reverse import Reverse
-from .unit import Unit, origin_of, refuse_reverse_over_tape, wrt_names_of
+from .unit import NameTaken, Unit, origin_of, refuse_reverse_over_tape, wrt_names_of
 
 if TYPE_CHECKING:
     from ..frontend.normalize import Normalizer
@@ -190,11 +190,17 @@ def build(func, options: Options) -> tuple[str, dict, str, list]:
     options.stage other than "emit", the code after that pass instead (the rest are None)."""
     if not hasattr(func, "__code__"):        # not a Python function: parse says so, in a sentence
         parse_function(func)
-    unit = Unit(options, derive)
-    try:
-        return _build(unit, func, options)
-    except _Reached as r:
-        return r.text, {}, "", []
+    reserved: set = set()
+    while True:
+        unit = Unit(options, derive, reserved)
+        try:
+            return _build(unit, func, options)
+        except _Reached as r:
+            return r.text, {}, "", []
+        except NameTaken as taken:      # srcad's generated code, copied in, uses a name given out
+            if taken.name in reserved:
+                raise
+            reserved.add(taken.name)
 
 
 def _build(unit: Unit, func, o: Options):

@@ -44,6 +44,15 @@ def wrt_names_of(fn: ast.FunctionDef, wrt: int | str | tuple) -> list[str]:
     return out
 
 
+class NameTaken(Exception):
+    """A function copied into the unit has a name the unit gave a generated function: build the
+    unit again with that name reserved (pipeline.build)."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.name = name
+
+
 class Unit:
     """A compilation unit: the bookkeeping of one generated module, for the function asked for
     and every user function it calls (the passes themselves run in pipeline.py's `derive`, which
@@ -56,7 +65,7 @@ class Unit:
     are unique in the unit; every generated function remembers the user function it comes
     from (`srcad_from`), so errors can be placed on the user's code."""
 
-    def __init__(self, options: "Options", derive):
+    def __init__(self, options: "Options", derive, reserved=()):
         self.options = options
         self.mode = options.mode
         self._derive = derive        # the pipeline's passes on one function (srcad/transform/pipeline.py)
@@ -64,7 +73,8 @@ class Unit:
         self.primal_defs = {}        # user function -> its (copied) definition
         self.callees = {}            # (func, active params) -> (name, seed name)
         self.parsed = []             # every Parsed in the unit (for free names)
-        self.names = set()
+        self.reserved = frozenset(reserved)     # names of functions copied in (found by an earlier try)
+        self.names = set(reserved)
         self.tangent_params = {}     # generated tangent function -> {param: its tangent parameter}
         self.extra_env = {}          # names the generated module reaches that the user's code does not bind
         self.watch = []
@@ -172,8 +182,12 @@ class Unit:
         if func in self.primal_defs or getattr(func, "__srcad_receiver__", None):
             return      # (a method is called as `self.m(...)`, never by its bare name: no copy needed)
         parsed = parse_function(func)
-        self.parsed.append(parsed)
         node = parsed.tree
+        if node.name in self.names - self.reserved and node.name not in {d.name for d in self.primal_defs.values()}:
+            # a name this unit already gave a generated function (srcad's own generated code,
+            # differentiated again, defines `f_vjp` too): the unit starts again with it reserved
+            raise NameTaken(node.name)
+        self.parsed.append(parsed)
         node.srcad_from = origin_of(parsed)
         self.names.add(node.name)
         self.primal_defs[func] = node
