@@ -154,6 +154,21 @@ def _wrt_set(wrt, n, names):
     return out
 
 
+def _all_integer(a, depth=0):
+    """An integer or bool, an array of them, or a container (tuple, list, dict) holding only those."""
+    if isinstance(a, (bool, int, np.bool_, np.integer)) or isinstance(a, np.ndarray) and a.dtype.kind in "biu":
+        return True
+    if isinstance(a, (list, tuple, dict)) and a and depth < 8:
+        return all(_all_integer(v, depth + 1) for v in (a.values() if isinstance(a, dict) else a))
+    return False
+
+
+def _all_zero(t, depth=0):
+    if isinstance(t, (list, tuple, dict)) and depth < 8:
+        return all(_all_zero(v, depth + 1) for v in (t.values() if isinstance(t, dict) else t))
+    return t is None or not np.any(np.asarray(t, dtype=object) != 0)
+
+
 def differentiated_tangents(primals, tangents):
     """The positions jvp differentiates: those given a tangent, less an integer or bool argument
     whose tangent is zero (it carries nothing; a nonzero one is refused by check_args)."""
@@ -161,9 +176,7 @@ def differentiated_tangents(primals, tangents):
     for k, (a, t) in enumerate(zip(primals, tangents)):
         if t is None:
             continue
-        integer = isinstance(a, (bool, int, np.bool_, np.integer)) or \
-            isinstance(a, np.ndarray) and a.dtype.kind in "biu"
-        if integer and not sp.issparse(t) and not np.any(np.asarray(t, dtype=object) != 0):
+        if _all_integer(a) and not sp.issparse(t) and _all_zero(t):
             continue
         out.append(k)
     return tuple(out)

@@ -591,7 +591,7 @@ CASES = [
     Case("hessian_sparse", lambda: srcad.hessian(c.sparse_quad)(sp.csr_array(A), X[:3]), "would be dense",
          "srcad.hvp", THIS_FILE, marker="srcad.hessian(c.sparse_quad)(sp.csr_array(A), X[:3])"),
     Case("hessian_vector", lambda: srcad.hessian(vec_out)(X), "needs vec_out to return a scalar",
-         "srcad.jacobian(srcad.jacobian(vec_out))", THIS_FILE, marker="srcad.hessian(vec_out)(X)"),
+         "srcad.jacobian(srcad.jacobian(vec_out))", THIS_FILE, marker="    return x ** 2"),     # (as grad: the return)
     Case("hvp_direction", lambda: srcad.hvp(c.plain)(X, X, X[:2]), "direction v", "Pass a direction",
          THIS_FILE, marker="srcad.hvp(c.plain)(X, X, X[:2])"),
     Case("vjp_cotangent", lambda: srcad.vjp(vec_out, X)[1](X[:2]), "has shape (2,)", "Pass a cotangent",
