@@ -135,6 +135,19 @@ def enumerate_start(x):
     return s
 
 
+def _inner_square(x):
+    return x * x
+
+
+def vjp_inside(x):
+    return np.sum(srcad.vjp(_inner_square, x)[0])  # here
+
+
+def jvp_inside_unshown(x):
+    primals = (x,)
+    return np.sum(srcad.jvp(_inner_square, primals, (x,))[1])  # here
+
+
 def map_keywords(x):
     return sum(map(np.sin, x, strict=True))  # here
 

@@ -36,6 +36,14 @@ def np_append_axis(x, y, w):
     return np.sum(np.append(x, np.sin(y), axis=0) * w)
 
 
+def np_delete_axis(x, w):
+    return np.sum(np.delete(x ** 2, [0, 2], axis=1) * w)
+
+
+def np_delete_flat(x, w):
+    return np.sum(np.delete(np.sin(x), 1) * w)
+
+
 def np_gradient_1d(x, w):
     return np.sum(np.gradient(x ** 2) * w)
 
@@ -238,6 +246,8 @@ CASES = [
     Case("fftshift", np_fftshift, (A((3, 4)), W)),
     Case("append_flat", np_append_flat, (A((2, 2)), A((3,)), W), wrt=(0, 1)),
     Case("append_axis", np_append_axis, (A((2, 3)), A((1, 3)), W), wrt=(0, 1)),
+    Case("delete_axis", np_delete_axis, (A((2, 4)), W)),
+    Case("delete_flat", np_delete_flat, (A((2, 3)), W)),
     Case("gradient_1d", np_gradient_1d, (A((5,)), W)),
     Case("gradient_spacing", np_gradient_spacing, (A((5,)), W)),
     Case("gradient_2d", np_gradient_2d, (A((3, 4)), W)),

@@ -25,6 +25,12 @@ class ForwardOnly(Case):
 
 
 @dataclass(frozen=True)
+class ReverseOnly(Case):
+    """A case whose operation has an adjoint only (a srcad.custom_vjp function): the systematic
+    test checks reverse mode and forward over reverse (hvp), not forward mode."""
+
+
+@dataclass(frozen=True)
 class S:
     """A sparse argument: CSR (`fmt`) of the given shape, about `density` of it stored."""
     shape: tuple
@@ -507,4 +513,64 @@ CASES += [
     Case("degrees_radians", n_angles, (A((3,)), W)),
     Case("namedtuple_construct", p_namedtuple, (A((3,)), W)),
     Case("array_methods", a_methods, (A((2, 3), "nonzero"), W)),
+]
+
+
+# ---- scipy.sparse methods (srcad/runtime/sparse_methods.py), custom rules' checked seams ----------
+
+def ss_unary_methods(A, w):
+    B = A * 0.5
+    parts = [B.sin(), B.tan(), B.arcsin(), B.arctan(), B.arctanh(), B.arcsinh(), B.sinh(), B.tanh(),
+             B.expm1(), B.log1p(), B.deg2rad(), B.rad2deg(), abs(A).sqrt()]
+    return np.sum(np.concatenate([p.toarray().ravel() for p in parts]) * w)
+
+
+def ss_conversions(A, w):
+    parts = [A.tocsc().toarray(), A.tocoo().toarray() ** 2, A.tocsr().toarray() * 3.0,
+             A.getrow(1).toarray(), np.sin(A.getcol(2).toarray())]
+    return np.sum(np.concatenate([p.ravel() for p in parts]) * w)
+
+
+@srcad.custom_vjp
+def c_soft_clip(x):
+    return np.tanh(x) * 2.0
+
+
+def _soft_clip_fwd(x):
+    return np.tanh(x) * 2.0, x
+
+
+def _soft_clip_bwd(x, g):
+    return (g * 2.0 * (1.0 - np.tanh(x) ** 2),)
+
+
+c_soft_clip.defvjp(_soft_clip_fwd, _soft_clip_bwd)
+
+
+@srcad.custom_jvp
+def c_soft_plus(x):
+    return np.log1p(np.exp(x))
+
+
+def _soft_plus_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    return np.log1p(np.exp(x)), dx / (1.0 + np.exp(-x))
+
+
+c_soft_plus.defjvp(_soft_plus_jvp)
+
+
+def cr_custom_vjp(x, w):
+    return np.sum((c_soft_clip(x) + c_soft_clip(x * 0.5) ** 2) * w)
+
+
+def cr_custom_jvp(x, w):
+    return np.sum((c_soft_plus(x) + c_soft_plus(x * 0.5) ** 2) * w)
+
+
+CASES += [
+    Case("sparse_unary_methods", ss_unary_methods, (S((3, 4)), W)),
+    Case("sparse_conversions", ss_conversions, (S((3, 4), fmt="csr_matrix"), W)),
+    ReverseOnly("custom_vjp_checked", cr_custom_vjp, (A((3,)), W)),
+    Case("custom_jvp_checked", cr_custom_jvp, (A((3,)), W)),
 ]

@@ -116,6 +116,11 @@ NOT_RENDERED = {
     "srcad/composition.py:_params:": "unreachable: *args is refused when the function is first transformed",
     "srcad/composition.py:_parts:": "unreachable: every operator that marks its result is handled",
     "srcad/composition.py:_single:": "unreachable: the operator checked wrt when it was made",
+    "srcad/composition.py:_jvp_parts:": "srcad.jvp inside f with more primals than f has positional parameters: "
+                                        "tests/test_trust_inline_operators.py",
+    "srcad/frontend/normalize.py:call:the derivative of the tangent code of `": (
+        "reached only by transforming generated tangent code again (forward over forward, which no public "
+        "operator runs): tests/test_systematic.py's custom_jvp_checked case"),
     "srcad/runtime/compose.py:_plain_value:": "a pytree through a composed jacobian: found at run time, no line",
     "srcad/sparse/__init__.py:accumulate:srcad.accumulate(acc, g): g is a srcad.R": (
         "a library call on gradients, not user code: tests/test_safety.py::"
@@ -475,6 +480,8 @@ CASES = [
     user(c.enumerate_start, "enumerate with a start value", "add the offset"),
     user(c.zip_strict, "zip with keyword arguments", "sequences only"),
     user(c.map_keywords, "this form of map", "map(f, xs)"),
+    user(c.vjp_inside, "`srcad.vjp` called inside a differentiated function", "srcad.grad(inner)(x, v)"),
+    user(c.jvp_inside_unshown, "in a form srcad does not transform", "tuples of the same length"),
     user(c.reversed_two, "this form of reversed", "reversed(xs)"),
     user(c.loop_writes_iterable, "writes `a` in place while the loop runs over it", "range(len(a))"),
     user(c.overlapping_write, "shares memory with its target", "v[0:4].copy()"),

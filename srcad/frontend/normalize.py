@@ -390,6 +390,12 @@ class Normalizer:
             if rule is not None and rule.nondiff:
                 return [], e
             func = ast.Attribute(recv, e.func.attr, ast.Load())
+        elif isinstance(e.func, ast.Call) and ast.unparse(e.func.func) == "rt.user_jvp_rule":
+            # generated tangent code, transformed again (forward over forward): the rule is opaque
+            self.fail(e, f"the derivative of the tangent code of `{ast.unparse(e.func.args[0])}`, whose tangent "
+                         f"is a user rule (srcad.custom_jvp/register_jvp) called from generated code",
+                      "for second derivatives use srcad.hessian or srcad.hvp (reverse mode then forward mode), "
+                      "which transform the rule")
         elif isinstance(e.func, ast.Call) and ast.unparse(e.func.func) == "rt.user_vjp_rule":
             # generated adjoint code, transformed again (hessian/hvp): a register_vjp pullback is opaque
             self.fail(e, f"the second derivative of `{ast.unparse(e.func.args[0])}`, whose derivative is a "

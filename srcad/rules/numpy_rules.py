@@ -274,6 +274,8 @@ defrule(np.fft.fftshift, "x, axes=None", "rt.shapes.lin(np.fft.ifftshift, g, axe
         "rt.shapes.lin(np.fft.fftshift, x_dot, axes)", discrete="axes")
 defrule(np.fft.ifftshift, "x, axes=None", "rt.shapes.lin(np.fft.fftshift, g, axes)",
         "rt.shapes.lin(np.fft.ifftshift, x_dot, axes)", discrete="axes")
+defrule(np.delete, "arr, obj, axis=None", "rt.shapes.delete_vjp(g, arr, obj, axis)",
+        "rt.shapes.lin(np.delete, arr_dot, obj, axis)", discrete="obj axis")
 defrule(np.append, "arr, values, axis=None",
         ("rt.shapes.append_vjp(g, arr, values, axis, 'arr')", "rt.shapes.append_vjp(g, arr, values, axis, 'values')"),
         ("rt.shapes.append_jvp(arr_dot, arr, values, axis, 'arr')",
@@ -351,6 +353,8 @@ defrule(rt.shapes.trace_vjp, "g, x, offset=0, axis1=0, axis2=1", None,
         ("rt.shapes.trace_vjp(g_dot, x, offset, axis1, axis2)", "0"), discrete="offset axis1 axis2")
 defrule(rt.elementwise.real_only, "v, x, name='np.real'", None, ("rt.elementwise.real_only(v_dot, x, name)", "0"),
         discrete="name")
+defrule(rt.shapes.delete_vjp, "g, arr, obj, axis=None", None,
+        ("rt.shapes.delete_vjp(g_dot, arr, obj, axis)", "0"), discrete="obj axis")
 defrule(rt.shapes.append_vjp, "g, arr, values, axis=None, which='arr'", None,
         ("rt.shapes.append_vjp(g_dot, arr, values, axis, which)", "0", "0"), discrete="axis which")
 defrule(rt.shapes.append_jvp, "d, arr, values, axis=None, which='arr'", None,

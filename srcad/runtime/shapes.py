@@ -478,6 +478,24 @@ def append_jvp(d, arr, values, axis=None, which="arr"):
     return np.append(np.zeros(np.shape(arr)), d, axis)
 
 
+def delete_vjp(g, arr, obj, axis=None):
+    """Cotangent of arr of np.delete(arr, obj, axis): g back at the positions np.delete keeps, zero
+    at the deleted ones (for axis None, arr read flat, as NumPy does)."""
+    if _is_zero(g):
+        return g
+    shape = np.shape(arr)
+    if axis is None:
+        out = np.zeros(int(np.prod(shape)), dtype=np.result_type(g, float))
+        out[np.delete(np.arange(out.size), obj)] = g
+        return out.reshape(shape)
+    ax = axis % len(shape)
+    out = np.zeros(shape, dtype=np.result_type(g, float))
+    idx = [slice(None)] * len(shape)
+    idx[ax] = np.delete(np.arange(shape[ax]), obj)
+    out[tuple(idx)] = g
+    return out
+
+
 # ---- np.gradient: linear in f along each axis ------------------------------------------------------------
 def _gradient_axes(f, axis):
     n = np.ndim(f)
