@@ -148,6 +148,22 @@ def jvp_inside_unshown(x):
     return np.sum(srcad.jvp(_inner_square, primals, (x,))[1])  # here
 
 
+def _inner_sum(a, s):
+    return np.sum(np.sin(a) * s)
+
+
+def guard_reader_unbound(x):
+    v = np.zeros(3)
+    for i in range(3):
+        v *= np.cos(x)  # here
+        j = 0
+        while j < 2:
+            j += 1
+            w = srcad.grad(_inner_sum)(v, x[0])
+    u = srcad.grad(_inner_sum)(w, x[1])
+    return np.sum(u)
+
+
 def map_keywords(x):
     return sum(map(np.sin, x, strict=True))  # here
 

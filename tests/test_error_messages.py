@@ -480,6 +480,7 @@ CASES = [
     user(c.enumerate_start, "enumerate with a start value", "add the offset"),
     user(c.zip_strict, "zip with keyword arguments", "sequences only"),
     user(c.map_keywords, "this form of map", "map(f, xs)"),
+    user(c.guard_reader_unbound, "may not be bound yet when the write runs", "make a copy with `.copy()`"),
     user(c.vjp_inside, "`srcad.vjp` called inside a differentiated function", "srcad.grad(inner)(x, v)"),
     user(c.jvp_inside_unshown, "in a form srcad does not transform", "tuples of the same length"),
     user(c.reversed_two, "this form of reversed", "reversed(xs)"),

@@ -42,16 +42,40 @@ def _guard(name, construct, hint, st, parsed, rt_name, readers):
                                                 ast.Load()), args, [])), st)
 
 
-def _apply(stmts, after, writer_of, rt_name, guards=None, parsed=None):
+def _binds(st):
+    """The names a simple statement binds whenever it runs (compound statements: none for sure)."""
+    if isinstance(st, ast.Assign):
+        targets = st.targets
+    elif isinstance(st, (ast.AugAssign, ast.AnnAssign)):
+        targets = [st.target]
+    else:
+        return set()
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _apply(stmts, after, writer_of, rt_name, guards=None, parsed=None, bound=frozenset()):
+    """stmts with the rebinds and guards inserted; `bound` holds the names certainly bound before
+    stmts run (a guard's reader that may be unbound there, say on a loop's first trip, is refused:
+    the check could not read it)."""
     out = []
+    bound = set(bound)
     for st in stmts:
+        inner = bound | ({n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+                         if isinstance(st, (ast.For, ast.AsyncFor)) else set())
         for field_ in ("body", "orelse"):
             if isinstance(getattr(st, field_, None), list):
-                setattr(st, field_, _apply(getattr(st, field_), after, writer_of, rt_name, guards, parsed))
+                setattr(st, field_, _apply(getattr(st, field_), after, writer_of, rt_name, guards, parsed,
+                                           inner if field_ == "body" else bound))
         if guards and id(st) in guards:
             name, construct, hint, _, readers = guards[id(st)]
+            unsure = [r for r in readers if r not in bound]
+            if unsure:
+                raise UnsupportedSyntaxError(
+                    construct + f" (`{unsure[0]}` may not be bound yet when the write runs, so srcad cannot "
+                                "check at run time whether they share memory)", *parsed.where(st), hint=hint)
             out.append(_guard(name, construct, hint, st, parsed, rt_name, readers))
         out.append(st)
+        bound |= _binds(st)
         for name, guarded in after.get(id(st), {}).items():
             out.append(_rebind(name, writer_of(st), guarded, st, rt_name))
     return out
@@ -80,5 +104,7 @@ def check_aliases(parsed: "Parsed") -> "Parsed":
                 "an in-place update of an array that another name holds, in a module where `rt` is not "
                 "srcad.runtime", *parsed.where(st), hint="make a copy with `.copy()` before updating")
         parsed.env.setdefault(rt_name, runtime)
-        fn.body = _apply(fn.body, a.after, _writer, rt_name, a.guards, parsed)
+        bound = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        bound |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+        fn.body = _apply(fn.body, a.after, _writer, rt_name, a.guards, parsed, bound)
     return parsed
