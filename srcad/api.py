@@ -344,10 +344,10 @@ def _differentiable_arg(a):
         return True
     if t is np.ndarray and a.dtype.kind in "fc":
         return True
+    if sp.issparse(a):      # (before pytrees: a DOK matrix is a dict)
+        return np.issubdtype(a.dtype, np.floating)
     if _tree.is_node(a):
         return any(_differentiable_arg(v) for v in _tree.tree_leaves(a))
-    if sp.issparse(a):
-        return np.issubdtype(a.dtype, np.floating)
     if isinstance(a, bool):
         return False
     if isinstance(a, numbers.Real) and not isinstance(a, numbers.Integral):
@@ -414,11 +414,11 @@ def vjp(f, *args, checkpoint=None, compile=False):
         def pullback_passed(dy):
             return pullback(dy)[len(pre):]
         return y, derived(pullback_passed, "pullback", f, None, args=args)
-    # a top-level integer carries no derivative (its cotangent is None); an integer leaf of a
-    # differentiated container cannot be told apart there: refused, as grad refuses it
-    check_args(f, args, wrt=tuple(k for k, a in enumerate(args) if not (
-        isinstance(a, (bool, int, np.bool_, np.integer)) or isinstance(a, np.ndarray) and a.dtype.kind in "biu")))
+    # an integer, or a container of integers only (an axis tuple), carries no derivative (its
+    # cotangent is None); an integer leaf beside float leaves cannot be told apart: refused, as
+    # grad refuses it
     idx = tuple(k for k, a in enumerate(args) if _differentiable_arg(a))
+    check_args(f, args, wrt=idx)
     y = f(*args)
     if not idx:
         return y, lambda dy: tuple(None for _ in args)

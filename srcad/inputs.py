@@ -158,6 +158,8 @@ def _all_integer(a, depth=0):
     """An integer or bool, an array of them, or a container (tuple, list, dict) holding only those."""
     if isinstance(a, (bool, int, np.bool_, np.integer)) or isinstance(a, np.ndarray) and a.dtype.kind in "biu":
         return True
+    if sp.issparse(a):      # (a DOK matrix is a dict)
+        return False
     if isinstance(a, (list, tuple, dict)) and a and depth < 8:
         return all(_all_integer(v, depth + 1) for v in (a.values() if isinstance(a, dict) else a))
     return False

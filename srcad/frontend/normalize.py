@@ -17,7 +17,7 @@ came from, so generated code can say where each block comes from.
 import ast
 import builtins
 
-from ..errors import UnsupportedSyntaxError
+from ..errors import SrcadError, UnsupportedSyntaxError
 from ..rules.registry import ANY, FactSet, facts, lookup
 from ..syntax import N as name, Namer, assign, ast_copy, index_expr, source_lines, to_source
 from .operators import inline_call, operator_call
@@ -696,7 +696,7 @@ class Normalizer:
             return None
         try:
             tree = parse_function(make).tree
-        except Exception:       # noqa: BLE001 (not a factory srcad can read: the call is refused below)
+        except (SrcadError, OSError, TypeError):     # not a factory srcad can read: refused below
             return None
         ret = tree.body[-1] if tree.body else None
         if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name)) or ret.lineno != ret.end_lineno:

@@ -15,6 +15,8 @@ on sparse_ops' pattern helpers):
   rowsparse.py     RowSparse, the cotangent of a row gather, kept as (rows, values)
   pattern_cache.py facts cached per sparsity pattern, used while a fingerprint of its index arrays matches
   sparse_ops.py    scipy sparse matrices: products, reductions, segments, accumulation (kernels)
+  sparse_methods.py scipy.sparse methods on a differentiated matrix: elementwise (sin, abs, ...),
+                   max/min, casts, conversions and selections (A[i], getrow), each keeping the pattern
   sparse_struct.py sparse results whose pattern differs from the operands' (spgemm, power, ...)
   accumulate.py    adding derivatives, materialising zeros, handing gradients back (finalize)
   broadcasting.py  unbroadcast and its twins: cotangents back to their operand's shape and kind

@@ -9,6 +9,7 @@ from ..errors import UnsupportedSyntaxError
 from .accumulate import tangent_list, zeros_like
 from .sparse_ops import check_covers
 from .values import _DENSE, _float_dtype, _is_map, _is_seq, _is_zero, _plain
+from .sparse_methods import cast_jvp as sparse_cast_jvp, cast_vjp as sparse_cast_vjp
 
 
 def unbroadcast(g, x):
@@ -110,7 +111,6 @@ def cast_vjp(g, x, ans):
     if discrete_result(ans):
         return zeros_like(x)
     if sp.issparse(x) and not _is_zero(g):     # x.astype(dtype) of a sparse x (sparse_methods.py)
-        from .sparse_methods import cast_vjp as sparse_cast_vjp
         return sparse_cast_vjp(g, x, ans)
     return as_cotangent(g, x)
 
@@ -124,7 +124,6 @@ def as_tangent(x_dot, ans):
     if discrete_result(ans):
         return zeros_like(ans)
     if sp.issparse(ans):
-        from .sparse_methods import cast_jvp as sparse_cast_jvp
         return sparse_cast_jvp(x_dot, ans)
     if _is_seq(x_dot):
         parts = tangent_list(x_dot, list(np.asarray(ans)))

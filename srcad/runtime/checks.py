@@ -9,6 +9,7 @@ from ..errors import NumericsError, UnsupportedSyntaxError
 from ..rules.registry import lookup
 from .rowsparse import RowSparse
 from .values import _is_map, _is_seq, _is_zero, _rebuild
+from .accumulate import zeros_like
 
 
 def updates_in_place(v):
@@ -128,7 +129,6 @@ def custom_jvp_seed(g, func, primals):
     of any shape would pass for zero), it must return a pair (y, y_dot) with y_dot of y's shape
     (RuleError else, as in forward mode), not fail inside its transposed code with a raw broadcast
     error."""
-    from .accumulate import zeros_like
     user_jvp_rule(func)(tuple(primals), tuple(_ones_like(zeros_like(p)) for p in primals))
     return (0.0, g)
 

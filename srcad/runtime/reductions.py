@@ -5,6 +5,7 @@ import scipy.sparse as sp
 from .sparse_ops import sparse_sum_vjp
 from .sparse_ops import sum_jvp as sparse_sum_jvp
 from .values import _float_dtype, _is_zero, _plain
+from .sparse_methods import extreme_jvp as sparse_extreme_jvp, extreme_vjp as sparse_extreme_vjp
 
 
 def _axes(axis, ndim):
@@ -73,7 +74,6 @@ def extreme_vjp(g, x, ans, axis=None, keepdims=False):
     if _is_zero(g):
         return g
     if sp.issparse(x):          # implicit zeros take part (sparse_methods.py)
-        from .sparse_methods import extreme_vjp as sparse_extreme_vjp
         return sparse_extreme_vjp(g, x, ans, axis)
     return expand_reduced(g, x, axis, keepdims) * _tie_weights(x, ans, axis, keepdims)
 
@@ -84,7 +84,6 @@ def extreme_jvp(x_dot, x, ans, axis=None, keepdims=False):
     if _is_zero(x_dot):
         return x_dot
     if sp.issparse(x):
-        from .sparse_methods import extreme_jvp as sparse_extreme_jvp
         return sparse_extreme_jvp(x_dot, x, ans, axis)
     return np.sum(x_dot * _tie_weights(x, ans, axis, keepdims), axis=_axes(axis, np.ndim(x)),
                   keepdims=keepdims)

@@ -366,6 +366,9 @@ def lin(op, d, *args):
     counts, indices, shapes): lin's own rule carries no derivative through them."""
     if _is_zero(d):
         return 0.0
+    if sp.issparse(d) and op is np.trace:       # scipy's trace takes the offset only (2-D: the axes swap it)
+        offset, axis1, axis2 = (tuple(args) + (0, 0, 1)[len(args):])[:3]
+        return d.trace(offset if axis1 % 2 == 0 and axis2 % 2 == 1 else -offset)
     if sp.issparse(d) and hasattr(d, getattr(op, "__name__", "")):   # a sparse tangent: scipy's own method
         return getattr(d, op.__name__)(*args)                          # (np.trace(A) fails on one)
     return op(d, *args)

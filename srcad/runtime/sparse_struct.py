@@ -18,6 +18,7 @@ from . import pattern_cache as _pc
 from . import sparse_ops as so
 from .sparse_ops import (_entry_coords, _float_dtype, _is_zero, _like, _matrix_at, _own, _same_pattern,
                          check_pattern, merged, unmerged)
+from .sparse_methods import select_jvp, select_vjp
 
 __all__ = ["spgemm", "spgemm_vjp_x", "spgemm_vjp_y", "multiply_ss", "multiply_ss_vjp_x", "multiply_ss_vjp_y",
            "power", "power_vjp", "power_vjp_n", "power_vjp_jvp", "power_jvp", "power_jvp_n", "diagonal_vjp", "diagonal_jvp",
@@ -301,7 +302,6 @@ def index_vjp(g, x, idx):
     if _is_zero(g):
         return g
     if _row_slice(x, idx) is None:      # A[i], A[:, j], A[rows], ...: scipy's selection, traced
-        from .sparse_methods import select_vjp
         return select_vjp(g, x, "index", idx)
     sel, r, c = _slice_entries(x, idx)
     gv = _at(g, r, c, len(sel))
@@ -315,7 +315,6 @@ def index_jvp(x_dot, x, idx):
     if _is_zero(x_dot):
         return x_dot
     if _row_slice(x, idx) is None:
-        from .sparse_methods import select_jvp
         return select_jvp(x_dot, x, "index", idx)
     _slice_entries(x, idx)
     return x_dot[idx]
