@@ -226,3 +226,30 @@ def test_custom_vjp_bare_second_order():
         return np.sum(s(x) ** 2)
     with pytest.raises(RuleError, match="`s`"):
         srcad.hessian(f)(X)
+
+
+# ---- fwd must return (y, residuals): an array of two rows was read as that pair --------------------
+@srcad.custom_vjp
+def _double_bad_fwd(x):
+    return 2.0 * x
+
+
+_double_bad_fwd.defvjp(lambda x: 2.0 * x, lambda r, dy: (2.0 * dy,))
+
+
+def _loss_bad_fwd(x):
+    return np.sum(_double_bad_fwd(x) * np.arange(1.0, 3.0))
+
+
+def _loss_bad_fwd_loop(x):
+    s = 0.0
+    for i in range(2):
+        s = s + np.sum(_double_bad_fwd(x * (i + 1.0)))
+    return s
+
+
+@pytest.mark.parametrize("loss", [_loss_bad_fwd, _loss_bad_fwd_loop])
+def test_fwd_not_a_pair_is_a_rule_error(loss):
+    # x of shape (2,): fwd's array [2x0, 2x1] unpacked as (y, residuals) gave the gradient [6, 6], not [2, 4]
+    with pytest.raises(srcad.RuleError, match="fwd for `_double_bad_fwd` returned ndarray of shape"):
+        srcad.value_and_grad(loss)(np.ones(2))

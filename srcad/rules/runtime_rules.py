@@ -201,6 +201,8 @@ defnondiff([rt.check_finite, rt.pick_weight, rt.updates_in_place, rt.refuse_shar
 defrule(rt.custom_jvp_seed, "g, func, primals", ("rt.item(g, 1)", None, "0"),
         ("rt.custom_jvp_seed(g_dot, func, primals)", None, "0"), discrete="func")
 defrule(rt.custom_cotangents, "cots, func, args", ("g", None, "0"), ("cots_dot", None, "0"), discrete="func")
+# rt.custom_fwd_pair(out, func) is out, a custom_vjp fwd's (y, residuals), checked: linear in out
+defrule(rt.custom_fwd_pair, "out, func", ("g", None), ("out_dot", None), discrete="func")
 
 # ---- composition (srcad/composition.py): grad's seed, jacobian's directions and columns -------
 # rt.seed(y, s) is s (or grad's checked 1.0): it does not depend on the output value y

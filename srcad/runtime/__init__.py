@@ -57,7 +57,7 @@ from .lists import (appended, concatenate_vjp, drop_last, index_join_jvp, index_
                     transpose_vjp, unstack)
 from .builtin_ops import (builtin_extreme_jvp, builtin_extreme_vjp, item_jvp, item_vjp, sum_items_jvp,
                           sum_items_vjp, tolist_jvp, tolist_vjp)
-from .checks import (ScalarSeed, check_finite, custom_cotangents, custom_jvp_seed, is_scalar, refuse_shared_update, seed, slices_are_views, snapshot,
+from .checks import (ScalarSeed, check_finite, custom_cotangents, custom_fwd_pair, custom_jvp_seed, is_scalar, refuse_shared_update, seed, slices_are_views, snapshot,
                      updates_in_place, user_jvp_rule, user_vjp_rule)
 from .compose import matmul_or_zero, stack_columns, unit_direction, unstack_columns
 from .shapes import add_at_jvp_v, add_at_value, add_at_vjp_v

@@ -123,6 +123,14 @@ def custom_cotangents(cots, func, args):
     return check_cotangents(cots, func, args)
 
 
+def custom_fwd_pair(out, func):
+    """What a custom_vjp function's fwd returned, checked: a pair (y, residuals) (RuleError else;
+    an array of two rows would be read as the pair, a silently wrong value)."""
+    from ..custom import _pair
+    _pair(out, func, "custom_vjp's fwd", "(y, residuals)")
+    return out
+
+
 def custom_jvp_seed(g, func, primals):
     """The output cotangent (0, g) that the adjoint of a forward-only rule (custom_jvp, register_jvp)
     is called with, once the rule has been checked: run along a direction of ones (a zero tangent

@@ -746,8 +746,8 @@ class Reverse:
         pb = self.pullbacks[id(op.node)]
         call = ast_copy(op.rhs)
         parts = self._custom_parts(op)
-        if parts:       # custom_vjp: y, residuals = fwd(...)
-            new = ast.Call(N(parts[0]), call.args, call.keywords)
+        if parts:       # custom_vjp: y, residuals = rt.custom_fwd_pair(fwd(...), f), checked a pair
+            new = rt("custom_fwd_pair", ast.Call(N(parts[0]), call.args, call.keywords), ast_copy(call.func))
         else:
             new = ast.Call(rt("user_vjp_rule", call.func), call.args, call.keywords)
         code = [ast.Assign(targets=[ast.Tuple([N(op.target, True), N(pb, True)], ast.Store())], value=new)]
