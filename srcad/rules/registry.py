@@ -27,6 +27,8 @@ class Rule:
     needs_ans: bool = False     # some adjoint template reads the result
     primal: object = None       # how generated code computes the result, if not as the user wrote it
     primal_when: object = None  # predicate on the arguments' AST (param -> node): use `primal` only then
+    primal_sparse: bool = False  # `primal` only matters for a sparse operand: where the kinds pass knows
+    #                             every operand dense, the statement runs as written (`abs(y)`)
     jvp_join: bool = False      # tangent pieces are added with rt.add (containers), not +
     accumulate: object = None   # how to add the adjoint into a live cotangent `__bar__` (fused, in place)
     discrete: tuple = ()        # parameters the result is piecewise constant in (declared by the rule)
@@ -79,7 +81,7 @@ def _mentions(tree, name):
 
 
 def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False, accumulate=None,
-            primal_when=None, discrete="", **facts):
+            primal_when=None, discrete="", primal_sparse=False, **facts):
     """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params;
     `primal`, a template for how the generated code computes the result (e.g. through a kernel),
     used where `primal_when(arguments' AST by param)` holds, if given.
@@ -117,7 +119,8 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         _put(key, Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
                        needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join,
-                       accumulate=_parse(accumulate), primal_when=primal_when, discrete=discrete))
+                       accumulate=_parse(accumulate), primal_when=primal_when, discrete=discrete,
+                       primal_sparse=primal_sparse))
     declare(keys, **facts)
 
 

@@ -195,7 +195,8 @@ defrule(sparse_methods.unary_vjp, "g, x, name, out", None,
         jvp_join=True, discrete="name")
 # abs(x): g * sign(x), also for a sparse x (this replaces numpy_rules' entry for builtins.abs; np.abs
 # keeps its own). scipy's abs(A) merges a non-canonical A's duplicates in place first.
-defrule(builtins.abs, "x", _sm + "abs_vjp(g, x, ans)", _sm + "abs_jvp(x_dot, x, ans)", primal=_sm + "abs_(x)")
+defrule(builtins.abs, "x", _sm + "abs_vjp(g, x, ans)", _sm + "abs_jvp(x_dot, x, ans)", primal=_sm + "abs_(x)",
+        primal_sparse=True)
 defrule(sparse_methods.abs_, "x", None, _sm + "abs_jvp(x_dot, x, ans)")
 # x.max()/x.min() (these replace numpy_rules' entries for the methods; np.max/np.min keep theirs): run as
 # rt.sparse_methods.extreme, scipy's own on a merged copy of a non-canonical sparse x (scipy's would
@@ -203,7 +204,7 @@ defrule(sparse_methods.abs_, "x", None, _sm + "abs_jvp(x_dot, x, ans)")
 for _op in ("max", "min"):
     defrule("." + _op, "x, axis=None, out=None, keepdims=False", "rt.extreme_vjp(g, x, ans, axis, keepdims)",
             "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="axis out keepdims",
-            primal=_sm + f"extreme(x, {_op!r}, axis, out, keepdims)")
+            primal=_sm + f"extreme(x, {_op!r}, axis, out, keepdims)", primal_sparse=True)
 defrule(sparse_methods.extreme, "x, op, axis=None, out=None, keepdims=False", None,
         "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="op axis out keepdims")
 defrule(sparse_methods.abs_vjp, "g, x, out", None, (_sm + "abs_vjp(g_dot, x, out)", "0", "0"))

@@ -739,8 +739,14 @@ class Reverse:
                 if op.rule is not None and op.rule.user_vjp is not None and id(st) in self.pullbacks:
                     out += self.primal_user_rule(op, depth)
                 else:
-                    out.append(ast_copy(op.node) if self._int_read(op) else primal_statement(op))
+                    out.append(ast_copy(op.node) if self._int_read(op) else primal_statement(op, self._dense_at(op)))
         return out
+
+    def _dense_at(self, op):
+        """name -> is its value sure to be dense where op runs (the kinds pass); None: nothing known."""
+        if self.kinds is None:
+            return None
+        return lambda name: self.kinds.before(op.node, name).dense
 
     def primal_user_rule(self, op, depth):
         pb = self.pullbacks[id(op.node)]

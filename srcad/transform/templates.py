@@ -82,10 +82,15 @@ def param_of(key: str | tuple, mapping: dict[str, ast.AST]) -> tuple[str, dict[s
     return key, mapping
 
 
-def primal_statement(op: Op) -> ast.stmt:
+def primal_statement(op: Op, dense=None) -> ast.stmt:
     """The statement as the generated code runs it: as written, or through the rule's primal
-    template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel)."""
+    template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel).
+    `dense(name)`: is the value of that name sure to be dense here (the kinds pass)? A rule whose
+    primal template serves sparse operands only (`primal_sparse`) then keeps the statement."""
     if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
+        if op.rule.primal_sparse and dense is not None and all(isinstance(a, ast.AST) for a in op.bound.values()) \
+                and all(dense(n.id) for a in op.bound.values() for n in ast.walk(a) if isinstance(n, ast.Name)):
+            return ast_copy(op.node)
         mapping = bound_mapping(op.rule, op.bound)
         if op.rule.primal_when is None or op.rule.primal_when(mapping):
             return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
