@@ -88,6 +88,13 @@ def s_take_axis1(x, w):
     return np.sum(np.take(x, np.array([[2, 0], [2, 2]]), axis=1) * w)
 
 
+def s_take_modes(x, w):
+    a = np.take(x, np.array([5, -1, 7, 0]), mode="wrap")
+    b = np.take(x ** 2, np.array([[4, -3], [1, 2]]), axis=1, mode="clip")
+    c = x.take(np.array([-4, 9]), axis=0, mode="wrap") * x.take([2, 8], mode="clip")[0]
+    return np.sum(np.concatenate([a, b.ravel(), c.ravel()]) * w)
+
+
 def s_take_along_axis(x, w):
     return np.sum(np.take_along_axis(x, np.array([[0, 2, 2], [1, 1, 0]]), axis=1) * w)
 
@@ -376,6 +383,7 @@ CASES = [
     Case("sort_flat", s_sort_flat, (A((2, 3), "distinct"), W)),
     Case("take", s_take, (A((2, 3)), W)),
     Case("take_axis1", s_take_axis1, (A((2, 3)), W)),
+    Case("take_modes", s_take_modes, (A((2, 3)), W)),
     Case("take_along_axis", s_take_along_axis, (A((2, 3)), W)),
     Case("tile", s_tile, (A((2,)), W)),
     Case("repeat", s_repeat, (A((2, 3)), W)),

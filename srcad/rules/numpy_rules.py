@@ -205,8 +205,8 @@ defrule(np.sinc, "x", "g * (np.cos(np.pi * x) - ans) / np.where(x == 0, np.inf, 
 # ---- sorting, gathering, tiling and rearranging ---------------------------------------------
 defrule([np.sort], "x, axis=-1, kind=None, order=None", "rt.shapes.sort_vjp(g, x, axis)",
         "rt.shapes.sort_jvp(x_dot, x, axis)", discrete="axis kind order")
-defrule(".take", "a, indices, axis=None", "rt.shapes.take_vjp(g, a, indices, axis)",
-        "rt.shapes.lin(np.take, a_dot, indices, axis)", discrete="indices axis")
+defrule(".take", "a, indices, axis=None, out=None, mode='raise'", "rt.shapes.take_vjp(g, a, indices, axis, mode)",
+        "rt.shapes.lin(np.take, a_dot, indices, axis, None, mode)", discrete="indices axis out mode")
 defrule(np.take_along_axis, "arr, indices, axis", "rt.shapes.take_along_axis_vjp(g, arr, indices, axis)",
         "rt.shapes.lin(np.take_along_axis, arr_dot, indices, axis)", discrete="indices axis")
 defrule(np.tile, "a, reps", "rt.shapes.tile_vjp(g, a, reps)", "rt.shapes.lin(np.tile, a_dot, reps)", discrete="reps")
@@ -316,8 +316,8 @@ defrule(np.cross, "a, b, axisa=-1, axisb=-1, axisc=-1, axis=None",
 defrule(rt.shapes.sort_vjp, "g, x, axis=-1", None, ("rt.shapes.sort_vjp(g_dot, x, axis)", "0"), discrete="axis")
 defrule(rt.shapes.sort_jvp, "x_dot, x, axis=-1", None, ("rt.shapes.sort_jvp(x_dot_dot, x, axis)", "0"),
         discrete="axis")
-defrule(rt.shapes.take_vjp, "g, a, indices, axis=None", None, ("rt.shapes.take_vjp(g_dot, a, indices, axis)", "0"),
-        discrete="indices axis")
+defrule(rt.shapes.take_vjp, "g, a, indices, axis=None, mode='raise'", None,
+        ("rt.shapes.take_vjp(g_dot, a, indices, axis, mode)", "0"), discrete="indices axis mode")
 defrule(rt.shapes.take_along_axis_vjp, "g, arr, indices, axis", None,
         ("rt.shapes.take_along_axis_vjp(g_dot, arr, indices, axis)", "0"), discrete="indices axis")
 defrule(rt.shapes.tile_vjp, "g, a, reps", None, ("rt.shapes.tile_vjp(g_dot, a, reps)", "0"), discrete="reps")

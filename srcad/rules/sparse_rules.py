@@ -22,6 +22,7 @@ Choices:
   stored, since its derivative is not zero. `A.power(p)` runs as `rt.sparse_struct.power`, which
   leaves the input as it is (scipy's sums its duplicates in place); `diags` gives CSR.
 """
+import ast
 import builtins
 
 import numpy as np
@@ -100,8 +101,10 @@ for _op in ("sum", "max", "min"):
             f"rt.sparse_ops.segment_jvp(data_dot, data, segment_ids, ans, '{_op}')")
 
 # ---- row gathers ----------------------------------------------------------------------------------
-defrule(np.take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)",
-        "rt.shapes.lin(np.take, x_dot, indices, axis)", primal="rt.take(x, indices, axis)", discrete="indices axis")
+defrule(np.take, "x, indices, axis=None, out=None, mode='raise'", "rt.take_vjp(g, x, indices, axis, mode)",
+        "rt.shapes.lin(np.take, x_dot, indices, axis, None, mode)", primal="rt.take(x, indices, axis)",
+        primal_when=lambda a: isinstance(a.get("mode"), ast.Constant) and a["mode"].value == "raise",
+        discrete="indices axis out mode")
 
 # ---- rules of the sparse runtime helpers -----------------------------------------------------------
 # Generated adjoint code calls these helpers; their rules let forward mode run over that code (a
@@ -141,8 +144,8 @@ defrule(sparse_ops.segment_jvp, "data_dot, data, segment_ids, out, op", None,
         (_so + "segment_jvp(data_dot_dot, data, segment_ids, out, op)", "0", None, "0"))
 defrule(take, "x, indices, axis=None", "rt.take_vjp(g, x, indices, axis)", "rt.take(x_dot, indices, axis)",
         discrete="indices axis")
-defrule(take_vjp, "g, x, indices, axis=None", None, ("rt.take_vjp(g_dot, x, indices, axis)", "0"),
-        discrete="indices axis")
+defrule(take_vjp, "g, x, indices, axis=None, mode='raise'", None, ("rt.take_vjp(g_dot, x, indices, axis, mode)", "0"),
+        discrete="indices axis mode")
 # the helpers behind rt.matmul / rt.add / rt.finalize / rt.sum_vjp (not called by generated code
 # directly today; the same rules as those of their dispatchers)
 defrule(sparse_ops.sparse_matmul, "A, X", ("rt.matmul_vjp_x(g, A, X)", "rt.matmul_vjp_y(g, A, X)"),

@@ -242,10 +242,11 @@ def take(x, indices, axis=None):
     return np.take(x, indices, axis=axis)
 
 
-def take_vjp(g, x, indices, axis=None):
-    """Cotangent of x from that of np.take(x, indices, axis): a row gather gives a RowSparse."""
+def take_vjp(g, x, indices, axis=None, mode="raise"):
+    """Cotangent of x from that of np.take(x, indices, axis, mode=mode): a row gather gives a RowSparse."""
     if _is_zero(g):
         return g
+    indices = shapes.take_indices(x, indices, axis, mode)
     if axis is None:
         return np.reshape(index_vjp(np.ravel(g), np.ravel(x), np.ravel(indices)), np.shape(x))
     if axis % np.ndim(x) == 0:

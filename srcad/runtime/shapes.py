@@ -108,10 +108,21 @@ def sort_jvp(x_dot, x, axis=-1):
     return np.take_along_axis(np.reshape(np.broadcast_to(x_dot, np.shape(x)), np.shape(xs)), order, axis=ax)
 
 
-def take_vjp(g, a, indices, axis=None):
-    """Cotangent of a from that of np.take(a, indices, axis): repeated indices add up."""
+def take_indices(a, indices, axis=None, mode="raise"):
+    """The positions np.take(a, indices, axis, mode=mode) reads: indices wrapped or clipped into
+    range for mode 'wrap'/'clip' (as given for 'raise')."""
+    if mode == "raise":
+        return indices
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    idx = np.asarray(indices)
+    return np.mod(idx, n) if mode == "wrap" else np.clip(idx, 0, n - 1)
+
+
+def take_vjp(g, a, indices, axis=None, mode="raise"):
+    """Cotangent of a from that of np.take(a, indices, axis, mode=mode): repeated indices add up."""
     if _is_zero(g):
         return g
+    indices = take_indices(a, indices, axis, mode)
     out = np.zeros(np.size(a) if axis is None else np.shape(a), np.result_type(g, float))
     if axis is None:
         np.add.at(out, np.ravel(indices), np.ravel(g))
