@@ -63,19 +63,29 @@ def sum_jvp(x_dot, axis=None, keepdims=False):
 
 
 
-def _tie_weights(x, ans, axis, keepdims):
+def _ties(x, ans, axis, keepdims):
+    """(where x attains its extreme ans, how many entries tie in each reduction group, kept dims)."""
     hit = np.equal(x, expand_reduced(ans, x, axis, keepdims))
-    return hit / np.sum(hit, axis=_axes(axis, np.ndim(x)), keepdims=True)
+    return hit, np.count_nonzero(hit, axis=_axes(axis, np.ndim(x)), keepdims=True)
+
+
+def _tie_weights(x, ans, axis, keepdims):
+    hit, n = _ties(x, ans, axis, keepdims)
+    return hit / n
 
 
 
 def extreme_vjp(g, x, ans, axis=None, keepdims=False):
-    """Cotangent of x from that of max(x)/min(x): shared evenly among tied extremes."""
+    """Cotangent of x from that of max(x)/min(x): shared evenly among tied extremes. (The share
+    g / ties is taken on the reduced shape, then spread over the hits: one pass over x's shape
+    after the comparison, as the primal makes.)"""
     if _is_zero(g):
         return g
     if sp.issparse(x):          # implicit zeros take part (sparse_methods.py)
         return sparse_extreme_vjp(g, x, ans, axis)
-    return expand_reduced(g, x, axis, keepdims) * _tie_weights(x, ans, axis, keepdims)
+    hit, n = _ties(x, ans, axis, keepdims)
+    share = np.reshape(expand_reduced(g, x, axis, keepdims), np.shape(n)) / n
+    return np.multiply(hit, share)
 
 
 
@@ -85,8 +95,15 @@ def extreme_jvp(x_dot, x, ans, axis=None, keepdims=False):
         return x_dot
     if sp.issparse(x):
         return sparse_extreme_jvp(x_dot, x, ans, axis)
-    return np.sum(x_dot * _tie_weights(x, ans, axis, keepdims), axis=_axes(axis, np.ndim(x)),
-                  keepdims=keepdims)
+    hit, n = _ties(x, ans, axis, keepdims)
+    axes = _axes(axis, np.ndim(x))
+    if isinstance(x_dot, np.ndarray) and len(axes) == 1 and n.size and n.min() == n.max() == 1:
+        # no ties: read the tangent at each hit
+        pos = np.argmax(hit, axis=axes[0], keepdims=True)
+        total = np.take_along_axis(np.broadcast_to(x_dot, np.shape(x)), pos, axis=axes[0])
+    else:
+        total = np.sum(np.where(hit, x_dot, 0.0), axis=axes, keepdims=True) / n
+    return total if keepdims else np.reshape(total, np.shape(ans))
 
 
 
