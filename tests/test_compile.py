@@ -314,6 +314,20 @@ def test_build_failure_falls_back_with_one_warning(env, monkeypatch):
     assert abs(got - _fd(lambda x: f(x, w), 0.3)) <= 1e-6 * (1 + abs(got))
 
 
+def test_without_cython_falls_back_with_one_warning(env, monkeypatch):
+    import sys
+    f = env["mod"].mixed
+    w = np.linspace(0.1, 1.0, 5)
+    monkeypatch.setitem(sys.modules, "Cython", None)       # `import Cython` raises ImportError
+    monkeypatch.setattr(compiled, "_NAMED", {})             # as in a fresh process: nothing named yet
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = srcad.grad(f, compile=True)(0.45, w)
+    msgs = [str(c.message) for c in caught if issubclass(c.category, compiled.CompileWarning)]
+    assert len(msgs) == 1 and "Cython is not installed" in msgs[0]
+    assert abs(got - _fd(lambda x: f(x, w), 0.45)) <= 1e-6 * (1 + abs(got))
+
+
 # ---- heavier: one build each ---------------------------------------------------------------------
 @pytest.mark.slow
 def test_mixed_program_compiles_and_matches(env):

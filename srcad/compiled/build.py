@@ -51,7 +51,10 @@ class BuildError(Exception):
 
 
 def _toolchain_tag():
-    import Cython
+    try:
+        import Cython
+    except ImportError:
+        raise BuildError("Cython is not installed: pip install cython (or srcad[compile])") from None
     return f"{sys.implementation.cache_tag}|{sysconfig.get_config_var('EXT_SUFFIX')}|cython {Cython.__version__}|" \
            f"{' '.join(CFLAGS)}|{sys.platform}|{os.uname().machine if hasattr(os, 'uname') else ''}"
 
