@@ -9,13 +9,13 @@ from fdcheck import assert_grad_close
 
 
 def f(x, y):
-    return np.max(x) + abs(y).sum() + x.max() * x.min() + np.sum(x / y)
+    return np.max(x) + abs(y).sum() + x.max() * x.min() + np.sum(x / y) + np.sum(np.outer(x, y) @ y)
 
 
 def test_dense_operands_run_as_written():
     x, y = np.array([0.3, -1.2, 2.5]), np.array([1.5, -0.7, 0.9])
     text = srcad.emit(f, wrt=(0, 1), args=(x, y))
-    assert "abs(y)" in text and "x.max()" in text and "x.min()" in text
+    assert "abs(y)" in text and "x.max()" in text and "x.min()" in text and "@ y" in text
     assert "sparse_methods" not in text.split("# adjoint sweep")[0]
     g = srcad.grad(f, wrt=(0, 1))(x, y)
     for k in (0, 1):

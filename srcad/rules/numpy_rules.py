@@ -91,7 +91,7 @@ defrule(scipy.special.logsumexp, "x, axis=None, b=None, keepdims=False",
 
 # ---- linear algebra and shapes -----------------------------------------------------------
 defrule(["op:MatMult", np.matmul], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
-        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), primal="rt.matmul(x, y)")
+        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), primal="rt.matmul(x, y)", primal_sparse=True)
 # np.dot is matmul only for 1-D y or operands of at most 2 axes (rt.products.dot tells them apart)
 defrule([np.dot, ".dot"], "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
         ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), primal="rt.products.dot(x, y)")
