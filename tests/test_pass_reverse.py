@@ -1,4 +1,4 @@
-"""The reverse pass on its own (srcad/transform/reverse.py): the shape of the adjoint it writes
+"""The reverse pass on its own (srcad/transform/reverse/): the shape of the adjoint it writes
 (a primal sweep that saves on a tape only what an adjoint reads and the primal overwrites, then
 the adjoint sweep with loops reversed and branches mirrored), and the gradients those adjoints
 give, against analytic formulas."""

@@ -11,8 +11,11 @@ point, with every option in one `Options` value:
   kinds.py       normalized FunctionDef + Analysis + the call's abstract signature -> the kind of
                  each value (category, dtype, rank, shape token) at each statement; the modes
                  write leaner code where a kind is sure
-  reverse.py     normalized FunctionDef + Analysis -> adjoint FunctionDef `<f>_vjp` (primal sweep
-                 with a tape, then the adjoint sweep)
+  reverse/       normalized FunctionDef + Analysis -> adjoint FunctionDef `<f>_vjp` (primal sweep
+                 with a tape, then the adjoint sweep), one module per idea: driver (the Reverse
+                 class and its run), adjoint (statements), control (branches and loops), primal
+                 (the primal sweep), tape (saves and pops), ownership (cotangent accumulation,
+                 owned arrays), plain (plain NumPy where the kinds are sure)
   forward.py     normalized FunctionDef + Analysis -> tangent FunctionDef `<f>_jvp`
                  (both modes inline the rules' templates with templates.py)
   fuse.py        adjoint FunctionDef -> the same, pairs of runtime helpers fused into one

@@ -1,0 +1,115 @@
+"""plain: plain NumPy where the kinds pass is sure, instead of the general runtime helpers.
+
+With the kinds of the values known (transform/kinds.py), both sweeps write what a person would:
+`y = x[i]` as written for a known 1-d array and an int index (not `rt.getitem`), a number read
+from or written into a 1-d float array as one entry of an owned cotangent buffer, no
+`rt.unbroadcast` where the shapes agree, the adjoint of a full sum or mean as `np.full_like`.
+Each helper answers None / False when the kinds are not known or not sure.
+"""
+import ast
+
+from ...rules.registry import facts
+from ...syntax import N
+
+
+class Plain:
+    """What the kinds make sure at one statement, and the plain code it allows: read by the
+    sweeps of the Reverse class it is mixed into (transform/reverse/driver.py)."""
+
+    def _number_item(self, op, n):
+        """The index of `y = n[i]` when it reads one number of a known 1-d float array (an int
+        constant or an int loop variable), else None."""
+        idx = op.bound.get("idx")
+        if not isinstance(idx, (ast.Constant, ast.Name)) or self._buffer_kind(n) is None:
+            return None
+        if isinstance(idx, ast.Constant):
+            ok = type(idx.value) is int
+        else:
+            k = self.kinds.before(op.node, idx.id)
+            ok = k.cat == "py" and k.dtype == "l"
+        return idx if ok and self.kinds.result(op.node).rank0 else None
+
+    def _int_index(self, st, x, idx):
+        """Does x[idx] (before st) read one number of a known 1-d array at an int?"""
+        if self.kinds is None:
+            return False
+        k = self.kinds.before(st, x)
+        if k.cat != "array" or k.ndim != 1 or k.dtype not in ("d", "f", "l", "?"):
+            return False
+        if isinstance(idx, ast.Constant):
+            return type(idx.value) is int
+        if isinstance(idx, ast.Name):
+            ki = self.kinds.before(st, idx.id)
+            return ki.cat == "py" and ki.dtype == "l"
+        return False
+
+    def _int_read(self, op):
+        """`y = x[i]` with x a known 1-d array and i an int: it runs as written (not rt.getitem)."""
+        if op.kind != "assign" or op.rule is None or op.rule.key != "op:Subscript":
+            return False
+        x = op.bound.get("x")
+        return isinstance(x, ast.Name) and self._int_index(op.node, x.id, op.bound.get("idx"))
+
+    def _written_number(self, st, y, v):
+        """The index of `y[i] = v` when it writes one number (v) into a known 1-d float array
+        at an int constant or int loop variable, else None."""
+        idx = st.targets[0].slice
+        kind = self._buffer_kind(y)
+        if kind is None or kind.ndim != 1 or not isinstance(v, ast.Name) or \
+                not self.kinds.before(st, v.id).rank0:
+            return None
+        if isinstance(idx, ast.Constant):
+            return idx if type(idx.value) is int else None
+        if isinstance(idx, ast.Name):
+            k = self.kinds.before(st, idx.id)
+            return idx if k.cat == "py" and k.dtype == "l" else None
+        return None
+
+    def _same_shape(self, st, n):
+        """Is the operand n known to have the shape of st's result (then its cotangent needs no
+        unbroadcast: the result's cotangent has that shape, or is the scalar zero)?"""
+        if self.kinds is None:
+            return False
+        res, arg = self.kinds.result(st), self.kinds.before(st, n)
+        return res.shape is not None and res.shape == arg.shape and res.dense and arg.dense
+
+    def _known_reduction(self, op, p, g):
+        """The adjoint of a full sum or mean of a known float array as plain NumPy: g spread over
+        x's shape (np.full_like), instead of the general rt.sum_vjp."""
+        if self.kinds is None or p != "x" or _kind_of(op.rule.key) not in ("reduction:sum", "reduction:mean"):
+            return None
+        b = op.bound
+        if set(b) - {"x", "axis", "keepdims"} or not isinstance(b.get("x"), ast.Name):
+            return None
+        if not all(isinstance(b.get(q, ast.Constant(None)), ast.Constant) for q in ("axis", "keepdims")) or \
+                b.get("axis", ast.Constant(None)).value is not None or \
+                b.get("keepdims", ast.Constant(False)).value is not False:
+            return None
+        x = self.kinds.before(op.node, b["x"].id)
+        if x.cat != "array" or x.dtype not in ("d", "f") or not x.ndim:
+            return None
+        like = self._shape_source(op.node, b["x"].id, x)
+        fill = N(g)
+        if _kind_of(op.rule.key) == "reduction:mean":
+            fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(like), "size", ast.Load()))
+        return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(like), fill], [])
+
+    def _shape_source(self, st, name, kind):
+        """A name that lends `name`'s shape and dtype to the adjoint of st: a parameter that is
+        never assigned and has the same kind there (nothing to tape for it), else name itself."""
+        for p in self.params:
+            if p != name and self.sites[p] == [(None, 0)] and self.kinds.before(st, p) == kind:
+                return p
+        return name
+
+    def _dense_at(self, op):
+        """name -> is its value sure to be dense where op runs (the kinds pass); None: nothing known."""
+        if self.kinds is None:
+            return None
+        return lambda name: self.kinds.before(op.node, name).dense
+
+
+def _kind_of(key):
+    """The result kind the registry declares for an operation (rules/numpy_rules.py), or None."""
+    entry = facts(key)
+    return entry.kind if entry is not None else None

@@ -1,0 +1,154 @@
+"""tape: what the primal sweep saves for the adjoint sweep, and where it pops it back.
+
+The primal sweep pushes onto one list (the tape) the old value of a re-assigned name, the entries
+a subscript write replaces, the trip counts of loops that can end early and the pullbacks of
+registered rules inside loops; the adjoint sweep pops them in reverse order. Which saves are
+needed is only known once the whole adjoint has been written: the adjoint sweep leaves a marker
+(`_Marker`) where a value would be popped back, and `_resolve_tape` keeps the markers of the
+names some adjoint reads (a fixed point: dropping a save can empty a branch whose test then
+needs no saving either), turning each into its pop; the primal sweep pushes for the kept ones.
+"""
+import ast
+
+from ...syntax import N, assign, ast_copy, index_expr, is_comment, names_read, rt
+
+
+class _Marker:
+    """A tape operation whose need is only known once the whole adjoint has been written."""
+    counter = 0
+
+    def __init__(self, kind, var, stmt):
+        _Marker.counter += 1
+        self.key = f"\x00srcad-marker-{_Marker.counter}"
+        self.kind, self.var, self.stmt = kind, var, stmt
+
+    def node(self):
+        return ast.Expr(ast.Constant(self.key))
+
+
+
+class Tape:
+    """Where each name is assigned (`sites`, loop `depth`), the tape markers and their resolution:
+    the state of the Reverse class it is mixed into (transform/reverse/driver.py)."""
+
+    def _collect_sites(self, stmts, depth):
+        for st in stmts:
+            self.depth[id(st)] = depth
+            if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name):
+                self.sites[st.targets[0].id].append((st, depth))
+            elif isinstance(st, ast.For):
+                self.sites[st.target.id].append((st, depth))
+            if isinstance(st, (ast.For, ast.While)):
+                self._collect_sites(st.body, depth + 1)
+            elif isinstance(st, ast.If):       # 0.5: inside a branch but not in a loop
+                self._collect_sites(st.body, depth if depth >= 1 else 0.5)
+                self._collect_sites(st.orelse, depth if depth >= 1 else 0.5)
+
+    def _overwrites(self, st, v):
+        """Does this assignment (possibly) replace a value of v that an earlier statement read?"""
+        sites = self.sites[v]
+        first_stmt, first_depth = sites[0]
+        return not (first_stmt is st and first_depth < 1)
+
+    def _in_loop(self, st):
+        return self.depth.get(id(st), 0) >= 1
+
+    def marker(self, kind, var, st):
+        key = (kind, id(st))
+        if key not in self.markers:
+            self.markers[key] = _Marker(kind, var, st)
+        return self.markers[key].node()
+
+    def _kept(self, kind, st):
+        m = self.markers.get((kind, id(st)))
+        return m is not None and m.key in self.kept
+
+    def _resolve_tape(self, adjoint):
+        """The adjoint sweep with its markers resolved into pops, keeping (in `kept`, which the
+        primal sweep's pushes read) only the tape operations needed: a name is saved only if some
+        adjoint reads it; dropping a save can empty a branch whose test then needs no saving
+        either, hence the fixed point."""
+        needed = names_read(adjoint) | self.ckpt_reads
+        while True:
+            self.kept = {m.key for m in self.markers.values()
+                         if m.var in needed or m.kind != "pop" and m.var in self.an.active}
+            resolved = self._resolve_markers(ast_copy(adjoint))
+            now = names_read(resolved) | self.ckpt_reads
+            if now == needed:
+                return resolved
+            needed = now
+
+    def _tape_inits(self):
+        """`x = None` before the primal sweep for each saved name whose first binding is inside a
+        loop or branch (its first push finds it defined)."""
+        inits = []
+        for m in self.markers.values():
+            if m.key in self.kept and m.kind == "pop" and m.var not in self.params:
+                first_stmt, first_depth = self.sites[m.var][0]
+                if first_depth != 0:
+                    inits.append(assign(m.var, ast.Constant(None)))
+        return inits
+
+    def _resolve_markers(self, stmts):
+        by_key = {m.key: m for m in self.markers.values()}
+        out = []
+        for st in stmts:
+            key = st.value.value if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) else None
+            if isinstance(key, str) and key in by_key:
+                m = by_key[key]
+                if key not in self.kept:
+                    continue
+                if m.kind == "pop":
+                    out.append(assign(m.var, _pop(self.tape)))
+                elif m.kind == "restore" and m.var in self.dict_names:
+                    t = m.stmt.targets[0]
+                    out.append(ast.Expr(rt("restore_item", N(t.value.id), index_expr(ast_copy(t.slice)),
+                                           _pop(self.tape))))
+                elif m.kind == "restore":
+                    t = m.stmt.targets[0]
+                    out.append(ast.Assign(targets=[ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Store())],
+                                          value=_pop(self.tape)))
+                else:
+                    out.append(ast.Expr(ast.Call(ast.Attribute(N(m.var), "pop", ast.Load()), [], [])))
+                continue
+            for field_ in ("body", "orelse"):
+                if getattr(st, field_, None):
+                    setattr(st, field_, self._resolve_markers(getattr(st, field_)) or [ast.Pass()])
+            if isinstance(st, ast.If) and st.orelse == [ast.Pass()]:
+                st.orelse = []
+            out.append(st)
+        return _drop_empty(out)
+
+
+def _push(tape, value):
+    return ast.Expr(ast.Call(ast.Attribute(N(tape), "append", ast.Load()), [value], []))
+
+
+def _pop(tape):
+    return ast.Call(ast.Attribute(N(tape), "pop", ast.Load()), [], [])
+
+
+def _dedupe(stmts):
+    seen, out = set(), []
+    for s in stmts:
+        key = ast.dump(s)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+def _drop_empty(stmts):
+    """Loops and branches whose adjoint came out empty disappear; comments over nothing too."""
+    out = []
+    for st in stmts:
+        if isinstance(st, (ast.For, ast.If)) and all(isinstance(b, ast.Pass) for b in st.body) and \
+                all(isinstance(b, ast.Pass) for b in getattr(st, "orelse", [])):
+            continue
+        out.append(st)
+    cleaned = []
+    for k, st in enumerate(out):
+        if is_comment(st) and (k + 1 == len(out) or is_comment(out[k + 1])):
+            continue
+        cleaned.append(st)
+    return cleaned
