@@ -132,6 +132,7 @@ def _readonly_view(a):
     return v
 
 
+# ---- a cotangent read at stored entries ---------------------------------------------------------
 def _matrix_at(g, rows, cols):
     """The matrix g (sparse: duplicates summed; or dense) evaluated at the points (rows, cols)."""
     if not sp.issparse(g):

@@ -118,6 +118,7 @@ def multiply_ss_vjp_y(g, x, y):
     return 0.0 if _is_zero(g) else _multiply_ss_vjp(g, x, y, "y")
 
 
+# ---- A.power(p) -------------------------------------------------------------------------------------
 def power(x, n, dtype=None):
     """x.power(n) as scipy runs it, side effect included for a matrix built inside the function
     (`construct`): scipy sums x's duplicate entries (and sorts them) in place first, and the code
@@ -131,7 +132,6 @@ def power(x, n, dtype=None):
     return out
 
 
-# ---- A.power(p) -------------------------------------------------------------------------------------
 def _merged_power(x, n, dtype=None):
     """x.power(n) as scipy computes it (duplicates summed, the entries sorted), without scipy's side
     effect of canonicalising x in place."""
@@ -198,5 +198,6 @@ def power_jvp_n(n_dot, x, n, ans):
 
 
 # each helper fingerprints a pattern's index arrays once per call (pattern_cache.py)
-_pc.scope_module(globals(), ["multiply", "multiply_vjp_x", "multiply_vjp_y", "multiply_ss", "multiply_ss_vjp_x", "multiply_ss_vjp_y",
-                           "_merged_power", "power_vjp", "power_vjp_n", "power_vjp_jvp", "power_jvp", "power_jvp_n"])
+_pc.scope_module(globals(), ["multiply", "multiply_vjp_x", "multiply_vjp_y", "multiply_ss", "multiply_ss_vjp_x",
+                             "multiply_ss_vjp_y", "_merged_power", "power_vjp", "power_vjp_n", "power_vjp_jvp",
+                             "power_jvp", "power_jvp_n"])

@@ -15,6 +15,7 @@ from .pattern import (_build, _cached, _canonical, _check, _entry_coords, _fmt, 
 __all__ = ["sparse_matmul", "sparse_rmatmul", "matmul_vjp_values", "spgemm", "spgemm_vjp_x", "spgemm_vjp_y"]
 
 
+# ---- a sparse matrix times a dense array, through the kernels -----------------------------------
 def _group_apply(groups, data, X, plan=None):
     """Y[b] = sum over group b of data[pos] * X[idx]: one owner per output row, no atomics."""
     if groups.pos is None:
@@ -22,7 +23,6 @@ def _group_apply(groups, data, X, plan=None):
     return K.csr_matmul_t(groups.ptr, groups.idx, groups.pos, data, X, groups.n)
 
 
-# ---- products ---------------------------------------------------------------------------------
 def _kernel_ok(A, X):
     if _fmt(A) is None or sp.issparse(X) or not isinstance(X, np.ndarray) or X.ndim not in (1, 2):
         return False

@@ -77,7 +77,7 @@ def _row_slice(x, idx):
 
 def _slice_entries(x, idx):
     """Positions of x's entries that x[i:j] keeps, in the result's order, and their rows there."""
-    i, j = _row_slice(x, idx)          # other subscripts go through sparse_methods.select_vjp
+    i, j = _row_slice(x, idx)          # other subscripts go through methods.select_vjp
     rows, cols = _entry_coords(x)
     if x.format == "csr":
         sel = np.arange(x.indptr[i], x.indptr[j])
