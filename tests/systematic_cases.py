@@ -14,7 +14,7 @@ import scipy.special
 
 import srcad
 from srcad import runtime as rt
-from srcad.runtime import sparse_ops
+from srcad.runtime import sparse as rt_sparse
 from test_rules_sweep import A, F, W, Case, _draw  # noqa: F401
 
 
@@ -369,8 +369,8 @@ def h_outer_snapshot(x, y, w):
 
 
 def h_sparse_helpers(A, x, w):
-    y = sparse_ops.sparse_matmul(A, x)
-    return np.sum(y * y * w) + np.sum(sparse_ops.sparse_add(A, A).data ** 3 * w[0])
+    y = rt_sparse.sparse_matmul(A, x)
+    return np.sum(y * y * w) + np.sum(rt_sparse.sparse_add(A, A).data ** 3 * w[0])
 
 
 CASES += [
@@ -405,27 +405,27 @@ def f_sum_list_vjp(g, x, w):
 
 
 def f_sparse_rmatmul(A, G, w):
-    return np.sum(np.sin(sparse_ops.sparse_rmatmul(A, G)) * w)
+    return np.sum(np.sin(rt_sparse.sparse_rmatmul(A, G)) * w)
 
 
 def f_matmul_vjp_values(g, A, X, w):
-    return np.sum(sparse_ops.matmul_vjp_values(g, A, X).data ** 2 * w)
+    return np.sum(rt_sparse.matmul_vjp_values(g, A, X).data ** 2 * w)
 
 
 def f_sparse_sum_vjp(g, A, w):
-    return np.sum(np.exp(sparse_ops.sparse_sum_vjp(g, A, 1).data) * w)
+    return np.sum(np.exp(rt_sparse.sparse_sum_vjp(g, A, 1).data) * w)
 
 
 def f_sparse_sum_jvp(A, w):
-    return np.sum(sparse_ops.sum_jvp(A, 0) ** 2 * w)
+    return np.sum(rt_sparse.sum_jvp(A, 0) ** 2 * w)
 
 
 def f_segment(x, w):
-    return np.sum(sparse_ops.segment(x ** 2, np.array([1, 0, 1, 2]), 3, "sum") * w)
+    return np.sum(rt_sparse.segment(x ** 2, np.array([1, 0, 1, 2]), 3, "sum") * w)
 
 
 def h_sparse_finalize(x, A, w):
-    return np.sum(sparse_ops.sparse_finalize(A.multiply(x ** 2), A).data * w)
+    return np.sum(rt_sparse.sparse_finalize(A.multiply(x ** 2), A).data * w)
 
 
 CASES += [
@@ -516,7 +516,7 @@ CASES += [
 ]
 
 
-# ---- scipy.sparse methods (srcad/runtime/sparse_methods.py), custom rules' checked seams ----------
+# ---- scipy.sparse methods (srcad/runtime/sparse/methods.py), custom rules' checked seams ----------
 
 def ss_unary_methods(A, w):
     B = A * 0.5

@@ -154,7 +154,7 @@ NOT_RENDERED = {
         "reached only on Pythons without column positions (python -X no_debug_ranges)"),
     "srcad/distributed/_driver.py:_dask:srcad.distributed needs Dask's distributed schedul": (
         "reached only where Dask is not installed"),
-    "srcad/runtime/sparse_ops.py:check_pattern:srcad: a sparse operand": (
+    "srcad/runtime/sparse/pattern.py:check_pattern:srcad: a sparse operand": (
         "reached only by srcad's own sparse helpers handed a format the operators' checks reject first"),
     "srcad/_kernels/__init__.py:_floats:": "not rendered here yet: the kernels' dtype check (input checks run first)",
     "srcad/_kernels/__init__.py:_ints:": "not rendered here yet: the kernels' index dtype check",
@@ -162,8 +162,8 @@ NOT_RENDERED = {
     "srcad/api.py:_variant:checkpoint must be None": "not rendered here yet (checkpointing landed last)",
     "srcad/api.py:emit:checkpoint=k applies to reverse": "not rendered here yet (checkpointing landed last)",
     "srcad/transform/checkpoint.py:check_loop:checkpointing ": "not rendered here yet (checkpointing landed last)",
-    "srcad/runtime/linalg.py:_norm_weights:np.linalg.norm with ord=": "not rendered here yet (norm rules changed last)",
-    "srcad/runtime/linalg.py:norm_vjp_dot:second order of np.linalg.norm": "not rendered here yet (norm rules changed last)",
+    "srcad/runtime/linalg/norms.py:_norm_weights:np.linalg.norm with ord=": "not rendered here yet (norm rules changed last)",
+    "srcad/runtime/linalg/norms.py:norm_vjp_dot:second order of np.linalg.norm": "not rendered here yet (norm rules changed last)",
     "srcad/frontend/aliases/": "not rendered here yet (the aliasing analysis landed last)",
     "srcad/frontend/analyze.py:_check_shared_writes:": "not rendered here yet (the aliasing analysis landed last)",
     "srcad/distributed/_driver.py:vg:shard ": "needs a Dask cluster (tests/test_distributed.py)",

@@ -21,9 +21,6 @@ ALLOWED = {
     ("srcad.composition", "srcad.api"):
         "the plain functions composition builds call api's checks (_check_scalar, _variant, "
         "_differentiable_arg); goes when those move down into srcad/inputs.py",
-    ("srcad.runtime.sparse_ops", "srcad.runtime.sparse_struct"):
-        "a product of two sparse operands dispatches to sparse_struct, which builds on sparse_ops's pattern "
-        "helpers; goes when those move to a bottom pattern module (the runtime/sparse/ split)",
 }
 
 

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import srcad
 from srcad import _kernels as K
-from srcad.runtime import sparse_ops
+from srcad.runtime import sparse as rt_sparse
 
 from fdcheck import assert_grad_close
 from test_kernels import bits_equal, random_csr, scipy_csr, tol, with_threads
@@ -83,7 +83,7 @@ def test_sddmm_dot_products_match_dense_and_panels_keep_the_bits(k):
 
 
 def test_large_skewed_product_bit_identical_for_1_and_2_threads_with_default_plan():
-    """At the default sizes (X beyond PANEL_MIN_X): the plan sparse_ops would use."""
+    """At the default sizes (X beyond PANEL_MIN_X): the plan srcad.runtime.sparse would use."""
     rng = np.random.default_rng(4)
     n = 60_000
     lengths = np.where(rng.random(n) < 0.01, rng.integers(200, 2000, n), rng.integers(0, 4, n))
@@ -140,7 +140,7 @@ def test_gradient_through_the_panel_path_matches_finite_differences(monkeypatch)
     monkeypatch.setattr(K, "PANEL_MIN_X", 0)
     monkeypatch.setattr(K, "PANEL_MIN_ROW", 8)
     monkeypatch.setattr(K, "PANEL_BYTES", 24 * 30)    # 4 panels of 30 columns (k = 3)
-    sparse_ops.clear_cache()
+    rt_sparse.clear_cache()
     rng = np.random.default_rng(7)
     n_rows, n_cols, k = 40, 120, 3
     lengths = np.where(np.arange(n_rows) % 8 == 0, 30, rng.integers(0, 3, n_rows))
@@ -150,12 +150,12 @@ def test_gradient_through_the_panel_path_matches_finite_differences(monkeypatch)
     assert A.has_canonical_format
     X, T = rng.standard_normal((n_cols, k)), rng.standard_normal((n_rows, k))
     gA, gX = srcad.grad(lsq, wrt=(0, 1))(A, X, T)
-    plans = [v for key, (_, v) in sparse_ops._CACHE.items() if key[0] == "panels"]
+    plans = [v for key, (_, v) in rt_sparse.pattern._CACHE.items() if key[0] == "panels"]
     assert plans and plans[0] is not None                 # the panel path ran
     np.testing.assert_allclose(srcad.sparse.matmul(A, X), A.toarray() @ X, rtol=1e-12, atol=1e-12)
     assert_grad_close(lsq, (A, X, T), gA, wrt=0)
     assert_grad_close(lsq, (A, X, T), gX, wrt=1)
-    sparse_ops.clear_cache()
+    rt_sparse.clear_cache()
 
 
 def test_small_calls_run_on_one_thread_with_the_same_bits():

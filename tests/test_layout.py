@@ -138,15 +138,10 @@ def test_frontend_docstring_follows_the_order_the_driver_runs_the_passes():
     assert listed == order
 
 
-# sparse_ops dispatches a product or multiply of two sparse matrices to sparse_struct, which builds
-# on sparse_ops' pattern helpers: the one cycle left in the runtime (to be broken by moving those
-# helpers below both); nothing may be added to this list
-_KNOWN_LOCAL_IMPORTS = {("sparse_ops.py", "srcad.runtime.sparse_struct")}
-
-
 def test_runtime_imports_go_one_way():
     """No function-local import of a sibling runtime module (such an import hides a cycle), and
-    runtime/__init__.py only gathers names: it defines no helper of its own."""
+    the runtime's __init__.py files (runtime/, runtime/sparse/, ...) only gather names: they define
+    no helper of their own."""
     found = set()
     for rel, tree in _modules("runtime"):
         for fn in ast.walk(tree):
@@ -155,20 +150,42 @@ def test_runtime_imports_go_one_way():
                     if isinstance(node, (ast.Import, ast.ImportFrom)):
                         for _, mod in _imported(ast.Module([node], []), rel):
                             if mod == "srcad.runtime" or mod.startswith("srcad.runtime."):
-                                found.add((os.path.basename(rel), mod))
-    assert found <= _KNOWN_LOCAL_IMPORTS, f"function-local imports of runtime modules: {sorted(found - _KNOWN_LOCAL_IMPORTS)}"
-    assert found == _KNOWN_LOCAL_IMPORTS, "a known cycle is gone: take it off _KNOWN_LOCAL_IMPORTS"
-    with open(os.path.join(ROOT, "runtime", "__init__.py")) as fh:
-        init = ast.parse(fh.read())
-    defined = [n.name for n in init.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
-    assert not defined, f"runtime/__init__.py defines {defined}: put them in the module of their topic"
+                                found.add((rel, mod))
+    assert not found, f"function-local imports of runtime modules: {sorted(found)}"
+    for rel, tree in _modules("runtime"):
+        if os.path.basename(rel) == "__init__.py":
+            defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+            assert not defined, f"{rel} defines {defined}: put them in the module of their topic"
+
+
+def _runtime_listing(package):
+    """The modules (and packages, 'sparse/') a runtime package's __init__.py docstring lists, in order."""
+    with open(os.path.join(ROOT, "runtime", package, "__init__.py")) as fh:
+        doc = ast.get_docstring(ast.parse(fh.read())) or ""
+    return [ln.split()[0] for ln in doc.splitlines() if ln.startswith("  ") and not ln.startswith("   ")
+            and ln.split()[0].endswith((".py", "/"))]
+
+
+def _runtime_packages():
+    """'' (runtime/ itself) and the path of each package under it ('sparse/')."""
+    base = os.path.join(ROOT, "runtime")
+    return [os.path.relpath(d, base).replace(os.sep, "/") + "/" if d != base else ""
+            for d, _, files in os.walk(base) if "__init__.py" in files]
 
 
 def test_runtime_docstring_lists_every_module():
-    with open(os.path.join(ROOT, "runtime", "__init__.py")) as fh:
-        doc = ast.get_docstring(ast.parse(fh.read()))
-    modules = sorted(f for f in os.listdir(os.path.join(ROOT, "runtime")) if f.endswith(".py") and f != "__init__.py")
-    assert [m for m in modules if m not in doc] == []
+    """runtime/__init__.py names each module and package of the runtime; a package's __init__.py
+    names each of its modules."""
+    for package in _runtime_packages():
+        here = os.path.join(ROOT, "runtime", package)
+        entries = sorted(f for f in os.listdir(here) if f.endswith(".py") and f != "__init__.py")
+        entries += sorted(d + "/" for d in os.listdir(here) if os.path.isfile(os.path.join(here, d, "__init__.py")))
+        listed = _runtime_listing(package)
+        assert [m for m in entries if m not in listed] == [], f"runtime/{package}__init__.py's docstring"
+
+
+def test_runtime_listing_reads_packages():
+    assert "sparse/" in _runtime_listing("") and "pattern.py" in _runtime_listing("sparse/")
 
 
 def test_every_runtime_helper_generated_code_names_is_reachable_as_rt_name():
@@ -189,23 +206,37 @@ def test_every_runtime_helper_generated_code_names_is_reachable_as_rt_name():
     assert not missing, sorted(missing)
 
 
+def _listed_as(path, package):
+    """How `package`'s listing names the runtime module at `path` ('sparse/pattern.py' inside
+    runtime/): itself ('pattern.py' in 'sparse/'), or the package holding it ('sparse/' in '')."""
+    inner = path[len(package):]
+    return inner if "/" not in inner else inner.split("/")[0] + "/"
+
+
 def test_runtime_modules_import_only_those_listed_above_them():
-    """runtime/__init__.py's docstring lists the modules bottom-up: each imports (at module level)
-    only modules listed before it."""
-    with open(os.path.join(ROOT, "runtime", "__init__.py")) as fh:
-        doc = ast.get_docstring(ast.parse(fh.read()))
-    order = [ln.split()[0] for ln in doc.splitlines() if ln.startswith("  ") and not ln.startswith("   ")
-             and ln.split()[0].endswith(".py")]
+    """Each runtime package's docstring lists its modules bottom-up: each imports (at module level)
+    only modules listed before it, in its own package or, through its package's place in the
+    enclosing listing, above the package."""
+    listings = {p: _runtime_listing(p) for p in _runtime_packages()}
     late = []
     for rel, tree in _modules("runtime"):
-        name = os.path.basename(rel)
-        if name == "__init__.py":
+        path = os.path.relpath(rel, "runtime").replace(os.sep, "/")
+        if os.path.basename(path) == "__init__.py":
             continue
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for _, mod in _imported(ast.Module([node], []), rel):
-                    if mod.startswith("srcad.runtime."):
-                        dep = mod.split(".")[2] + ".py"
-                        if dep in order and order.index(dep) >= order.index(name):
-                            late.append(f"{name} imports {dep}")
+                    if not mod.startswith("srcad.runtime."):
+                        continue
+                    parts = mod.split(".")[2:]
+                    dep = "/".join(parts) + (".py" if os.path.isfile(os.path.join(ROOT, "runtime", *parts) + ".py")
+                                             else "/")
+                    for package, order in listings.items():      # the innermost package holding both
+                        if not (path.startswith(package) and dep.startswith(package)):
+                            continue
+                        a, b = _listed_as(path, package), _listed_as(dep, package)
+                        if a != b:
+                            assert a in order and b in order, f"runtime/{package}__init__.py does not list {a} or {b}"
+                            if order.index(b) >= order.index(a):
+                                late.append(f"{path} imports {dep}")
     assert not late, late

@@ -25,7 +25,7 @@ import scipy.special
 import srcad
 from srcad import runtime as rt
 from srcad.rules import registry
-from srcad.runtime import sparse_ops
+from srcad.runtime import sparse as rt_sparse
 
 from fdcheck import numerical_grad
 from test_rules_sweep import build_args
@@ -114,15 +114,15 @@ PROBES = {
     np.s_: (lambda x: np.s_[1:3], [P()]), np.index_exp: (lambda x: np.index_exp[1:3], [P()]),
     slice: (slice, [1, 5, 2]), np.floor_divide: (np.floor_divide, [P(), P((), "pos")]),
     rt.user_vjp_rule: (lambda f: f, [len]), rt.user_jvp_rule: (lambda f: f, [len]),
-    sparse_ops.clear_cache: (sparse_ops.clear_cache, []),
+    rt_sparse.clear_cache: (rt_sparse.clear_cache, []),
     rt.shapes.inner_axes: (rt.shapes.inner_axes, [P((2, 3)), P((3,))]),
     rt.linalg.flip_trans: (rt.linalg.flip_trans, ["T", True]),
     rt.linalg.chol_uplo: (rt.linalg.chol_uplo, [True]),
     rt.linalg.band_flip: (rt.linalg.band_flip, [(1, 2)]),
     scipy.special.gammasgn: (scipy.special.gammasgn, [P()]),
     rt.stats.zero_of: (rt.stats.zero_of, [P((2, 3))]),
-    sparse_ops.row_groups: (lambda a: _groups(sparse_ops.row_groups(a)), [P("sparse")]),
-    sparse_ops.col_groups: (lambda a: _groups(sparse_ops.col_groups(a)), [P("sparse")]),
+    rt_sparse.row_groups: (lambda a: _groups(rt_sparse.row_groups(a)), [P("sparse")]),
+    rt_sparse.col_groups: (lambda a: _groups(rt_sparse.col_groups(a)), [P("sparse")]),
     # casts to integer or bool types (the dtype known when the code is generated: op:DiscreteCast)
     np.int64: (np.int64, [P(())]), np.int32: (np.int32, [P(())]), np.int16: (np.int16, [P(())]),
     np.int8: (np.int8, [P(())]), np.uint64: (lambda a: np.uint64(abs(a)), [P(())]),

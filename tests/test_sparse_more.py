@@ -209,7 +209,7 @@ def sp_results(A, B):
 
 @pytest.mark.parametrize("fmt, kind", [k for k in KINDS if k[0] != "coo" or _coo_indexable(k[1])])
 def test_results_have_scipys_class_and_values(fmt, kind):
-    from srcad.runtime import sparse_struct as ss
+    from srcad.runtime import sparse as ss
     A, B = rand(fmt, kind, seed=1), rand(fmt, kind, seed=2)
     ours = (ss.spgemm(A, B), ss.multiply_ss(A, B), ss.stack([A, B], "h"), ss.stack([A, B], "v"),
             ss.power(A, 2), A[1:3])
@@ -303,7 +303,7 @@ def test_row_slices_and_stacks_of_a_csr_with_duplicates():
 
 
 def test_step_slice_differentiates():
-    """A[::2] (once refused: row slices of step 1 only) goes through srcad/runtime/sparse_methods.py."""
+    """A[::2] (once refused: row slices of step 1 only) goes through srcad/runtime/sparse/methods.py."""
     def f(A):
         return np.sum(np.sin(A[::2] @ np.ones(4)))
     A = rand("csr", "array")

@@ -442,7 +442,7 @@ def rules_exercised(cases):
 
 
 def _helpers_named(tree):
-    """The srcad runtime helpers an expression template names (rt.x, rt.sparse_ops.x, ...)."""
+    """The srcad runtime helpers an expression template names (rt.x, rt.sparse.x, ...)."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):

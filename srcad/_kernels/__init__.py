@@ -427,7 +427,7 @@ def csr_panel_plan(indptr, indices, n_cols, row_bytes, min_len=None, panel_bytes
     not pay: X smaller than min_x bytes, no row of min_len entries or more, one panel, or fewer
     than 4 entries per (row, panel) on average (defaults: PANEL_MIN_ROW, PANEL_BYTES,
     PANEL_MIN_X). Any plan gives the bits of the plain kernels; it only changes the order in
-    which rows are visited. Built once per pattern (sparse_ops caches it)."""
+    which rows are visited. Built once per pattern (srcad/runtime/sparse/products.py caches it)."""
     min_len = PANEL_MIN_ROW if min_len is None else min_len
     panel_bytes = PANEL_BYTES if panel_bytes is None else panel_bytes
     min_x = PANEL_MIN_X if min_x is None else min_x

@@ -1,6 +1,6 @@
 """Derivative rules of numpy.linalg and scipy.linalg (inv, det and solve are in numpy_rules.py).
 
-Adjoints are written with the linear helpers of srcad/runtime/linalg.py (mm, T, sym, phi, ...)
+Adjoints are written with the linear helpers of srcad/runtime/linalg/ (mm, T, sym, phi, ...)
 and NumPy calls that have rules themselves, so the adjoint of cholesky, eigh, slogdet, pinv,
 lstsq and solve_triangular is differentiable again (Hessians). svd, qr, matrix_power and expm
 have helpers of their own, linear in the cotangent, with hand-written tangents w.r.t. the matrix
@@ -16,7 +16,7 @@ L = "rt.linalg."
 
 
 def _c(template):
-    """Templates below write the helpers of srcad/runtime/linalg.py with a leading `L.`."""
+    """Templates below write the helpers of srcad/runtime/linalg/ with a leading `L.`."""
     return None if template is None else template.replace("L.", L)
 
 

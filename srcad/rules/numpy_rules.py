@@ -25,7 +25,7 @@ defrule(["op:Sub", np.subtract], "x, y", ("g", "-g"), ("x_dot", "-y_dot"), broad
 defrule(["op:Mult", np.multiply], "x, y", ("g * y", "g * x"), ("x_dot * y", "x * y_dot"), broadcast=True,
         jvp_join=True)
 defrule(["op:Div", np.divide, np.true_divide], "x, y", ("g / y", "-g * ans / y"),
-        ("x_dot / y", "rt.sparse_ops.quotient_jvp_y(y_dot, ans, y)"), broadcast=True, jvp_join=True)
+        ("x_dot / y", "rt.sparse.quotient_jvp_y(y_dot, ans, y)"), broadcast=True, jvp_join=True)
 # (rt.power_slope(x, y) is y * x**(y - 1), 0 where y == 0; a nonzero literal y is inlined: `g * 2 * x`)
 defrule(["op:Pow", np.power], "x, y", ("g * rt.power_slope(x, y)", "g * ans * rt.log_or_zero(x)"),
         ("x_dot * rt.power_slope(x, y)", "y_dot * ans * rt.log_or_zero(x)"), broadcast=True)

@@ -6,29 +6,28 @@ the generated adjoint calls has a rule of its own (srcad/rules/runtime_rules.py)
 adjoint can be differentiated again (Hessians are forward mode over the emitted adjoint).
 
 This module only gathers the names; the helpers live by topic, each module importing only
-those above it in this list (no import cycles, no imports hidden inside functions; the one
-exception left: sparse_ops hands a product of two sparse matrices to sparse_struct, which builds
-on sparse_ops' pattern helpers):
+those above it in this list (no import cycles, no imports hidden inside functions). A package
+(`sparse/`) is one entry here; its __init__.py lists its own modules in the same way, and
+generated code names its helpers `rt.<package>.<name>`:
 
   values.py        what kind of derivative a value is (the symbolic zero, a list, a dict, an array),
                    and MISSING, what a dict held at a key it did not have
   rowsparse.py     RowSparse, the cotangent of a row gather, kept as (rows, values)
   pattern_cache.py facts cached per sparsity pattern, used while a fingerprint of its index arrays matches
-  sparse_ops.py    scipy sparse matrices: products, reductions, segments, accumulation (kernels)
-  sparse_methods.py scipy.sparse methods on a differentiated matrix: elementwise (sin, abs, ...),
-                   max/min, casts, conversions and selections (A[i], getrow), each keeping the pattern
-  sparse_struct.py sparse results whose pattern differs from the operands' (spgemm, power, ...)
+  sparse/          scipy sparse matrices (rt.sparse.<name>): the pattern layer, products through the
+                   kernels, reductions, construction, elementwise methods, structural results,
+                   accumulation; sparse/__init__.py lists its modules
   accumulate.py    adding derivatives, materialising zeros, handing gradients back (finalize)
   broadcasting.py  unbroadcast and its twins: cotangents back to their operand's shape and kind
   mappings.py      dicts (the tape of item writes, loops over keys), sorted, lists joined with + or *
   elementwise.py   weights of max/min and clip, log that is 0 at 0
   reductions.py    sum, max/min, prod, var, cumsum, diff
   products.py      matmul (sparse operands through the kernels), outer, solve, einsum
-  shapes.py        array constructors and shape operations
+  shapes/          array constructors and shape operations
   indexing.py      subscript reads and writes, row gathers (take), namedtuple fields
   lists.py         items of containers, appends undone, concatenate/stack/split adjoints
   builtin_ops.py   Python's sum/max/min/.item()/.tolist() over arrays and lists
-  linalg.py        the linear-algebra rules' helpers (cholesky, eigh, svd, qr, norms, ...)
+  linalg/          the linear-algebra rules' helpers (cholesky, eigh, svd, qr, norms, ...)
   special.py       the scipy.special functions adjoints call
   stats.py         order statistics (median, percentile, quantile) and covariances (cov, corrcoef)
   binomial.py      binomial checkpointing of loops (revolve)
@@ -61,7 +60,7 @@ from .checks import (ScalarSeed, check_finite, custom_cotangents, custom_fwd_pai
                      updates_in_place, user_jvp_rule, user_vjp_rule)
 from .compose import matmul_or_zero, stack_columns, unit_direction, unstack_columns
 from .shapes import add_at_jvp_v, add_at_value, add_at_vjp_v
-from . import binomial, linalg, shapes, sparse_methods, sparse_ops, sparse_struct, special, stats
+from . import binomial, linalg, shapes, sparse, special, stats
 from .binomial import entry_state as loop_entry, exit_state as loop_exit, revolve
 
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from .. import _kernels
 from .rowsparse import RowSparse, add_rowsparse
-from .sparse_ops import sparse_add, sparse_finalize
+from .sparse.accumulation import sparse_add, sparse_finalize
 from .values import MISSING, _SCALARS, _float_dtype, _is_map, _is_seq, _is_zero, _plain, _rebuild
 
 

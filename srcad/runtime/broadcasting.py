@@ -7,9 +7,9 @@ import scipy.sparse as sp
 
 from ..errors import UnsupportedSyntaxError
 from .accumulate import tangent_list, zeros_like
-from .sparse_ops import check_covers
+from .sparse.derivative import check_covers
 from .values import _DENSE, _float_dtype, _is_map, _is_seq, _is_zero, _plain
-from .sparse_methods import cast_jvp as sparse_cast_jvp, cast_vjp as sparse_cast_vjp
+from .sparse.methods import cast_jvp as sparse_cast_jvp, cast_vjp as sparse_cast_vjp
 
 
 def unbroadcast(g, x):
@@ -110,7 +110,7 @@ def cast_vjp(g, x, ans):
     _refuse_complex(ans)
     if discrete_result(ans):
         return zeros_like(x)
-    if sp.issparse(x) and not _is_zero(g):     # x.astype(dtype) of a sparse x (sparse_methods.py)
+    if sp.issparse(x) and not _is_zero(g):     # x.astype(dtype) of a sparse x (sparse/methods.py)
         return sparse_cast_vjp(g, x, ans)
     return as_cotangent(g, x)
 

@@ -11,8 +11,8 @@ from . import shapes
 from .accumulate import _sole, add, zeros_like
 from .products import matmul, matmul_vjp_x
 from .rowsparse import RowSparse
-from .sparse_struct import index_jvp as sparse_index_jvp
-from .sparse_struct import index_vjp as sparse_index_vjp
+from .sparse.structure import index_jvp as sparse_index_jvp
+from .sparse.structure import index_vjp as sparse_index_vjp
 from .values import _KERNEL_FLOATS, _float_dtype, _is_map, _is_namedtuple, _is_seq, _is_zero, _plain, _zeros_of_kind
 
 

@@ -6,8 +6,7 @@ import scipy.sparse as sp
 from .. import _kernels
 from .accumulate import add
 from .broadcasting import unbroadcast
-from .sparse_ops import matmul_vjp_values, sparse_matmul, sparse_rmatmul
-from .sparse_struct import spgemm_vjp_y
+from .sparse.products import matmul_vjp_values, sparse_matmul, sparse_rmatmul, spgemm_vjp_y
 from .values import _KERNEL_FLOATS, _float_dtype, _is_zero, _plain
 
 

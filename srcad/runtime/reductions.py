@@ -2,10 +2,10 @@
 import numpy as np
 import scipy.sparse as sp
 
-from .sparse_ops import sparse_sum_vjp
-from .sparse_ops import sum_jvp as sparse_sum_jvp
+from .sparse.reductions import sparse_sum_vjp
+from .sparse.reductions import sum_jvp as sparse_sum_jvp
 from .values import _float_dtype, _is_zero, _plain
-from .sparse_methods import extreme_jvp as sparse_extreme_jvp, extreme_vjp as sparse_extreme_vjp
+from .sparse.methods import extreme_jvp as sparse_extreme_jvp, extreme_vjp as sparse_extreme_vjp
 
 
 def _axes(axis, ndim):
@@ -81,7 +81,7 @@ def extreme_vjp(g, x, ans, axis=None, keepdims=False):
     after the comparison, as the primal makes.)"""
     if _is_zero(g):
         return g
-    if sp.issparse(x):          # implicit zeros take part (sparse_methods.py)
+    if sp.issparse(x):          # implicit zeros take part (sparse/methods.py)
         return sparse_extreme_vjp(g, x, ans, axis)
     hit, n = _ties(x, ans, axis, keepdims)
     share = np.reshape(expand_reduced(g, x, axis, keepdims), np.shape(n)) / n

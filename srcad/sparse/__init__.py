@@ -10,7 +10,7 @@ duplicates summed wherever scipy sums them (reduce_max/min here), and receives t
 derivative. Besides these functions srcad differentiates scipy's own sparse operations (see the
 README): products with dense and sparse operands, A.T, A.multiply, A * s, A.power, A.diagonal,
 A.toarray, scipy.sparse.diags/hstack/vstack, and the methods users call on a matrix
-(srcad/runtime/sparse_methods.py): abs(A), A.max()/A.min() (axis None/0/1; implicit zeros take part
+(srcad/runtime/sparse/methods.py): abs(A), A.max()/A.min() (axis None/0/1; implicit zeros take part
 as in scipy, a tie split evenly among the tied elements), A.astype(float dtype), A.tocsr()/tocsc()/
 tocoo(), every subscript (A[i], A[i, :], A[:, j], A[rows], A[::2]), A.getrow/getcol, and the
 zero-preserving elementwise methods (A.sin(), A.sqrt(), A.expm1(), ...; A.floor(), A.sign() and the
@@ -36,7 +36,7 @@ cached, and used only while a fingerprint of the index arrays' content matches: 
 data loader refills in place between calls are read as they are now. Segment ids and RowSparse
 rows outside -n..n-1 raise srcad.InputError (an IndexError too) naming the argument.
 """
-from ..runtime import sparse_ops as _ops
+from ..runtime import sparse as _rt
 
 __all__ = ["matmul", "add", "subtract", "reduce_max", "reduce_min", "segment_sum", "segment_max", "segment_min",
            "accumulate"]
@@ -71,7 +71,7 @@ def matmul(A, X):
     >>> print(srcad.sparse.matmul(A, np.array([3.0, 4.0])))
     [3. 8.]
     """
-    return _ops.sparse_matmul(A, X)
+    return _rt.sparse_matmul(A, X)
 
 
 def add(A, B):
@@ -104,8 +104,7 @@ def add(A, B):
     [[1. 1.]
      [0. 4.]] 3
     """
-    from ..runtime import sparse_struct
-    return sparse_struct.add(A, B, 1.0)
+    return _rt.add(A, B, 1.0)
 
 
 def subtract(A, B):
@@ -138,8 +137,7 @@ def subtract(A, B):
     [[ 1. -1.]
      [ 0.  0.]] 3
     """
-    from ..runtime import sparse_struct
-    return sparse_struct.add(A, B, -1.0)
+    return _rt.add(A, B, -1.0)
 
 
 def reduce_max(A, axis=None):
@@ -172,7 +170,7 @@ def reduce_max(A, axis=None):
     >>> print(srcad.sparse.reduce_max(A, axis=1))
     [  3. -inf   2.]
     """
-    return _ops.reduce(A, axis, "max")
+    return _rt.reduce(A, axis, "max")
 
 
 def reduce_min(A, axis=None):
@@ -205,7 +203,7 @@ def reduce_min(A, axis=None):
     >>> print(srcad.sparse.reduce_min(A, axis=1))
     [-1. inf  2.]
     """
-    return _ops.reduce(A, axis, "min")
+    return _rt.reduce(A, axis, "min")
 
 
 def segment_sum(data, segment_ids, num_segments):
@@ -239,7 +237,7 @@ def segment_sum(data, segment_ids, num_segments):
     >>> print(srcad.sparse.segment_sum(data, np.array([0, 2, 0, 2]), 3))
     [3. 0. 9.]
     """
-    return _ops.segment(data, segment_ids, num_segments, "sum")
+    return _rt.segment(data, segment_ids, num_segments, "sum")
 
 
 def segment_max(data, segment_ids, num_segments):
@@ -273,7 +271,7 @@ def segment_max(data, segment_ids, num_segments):
     >>> print(srcad.sparse.segment_max(data, np.array([0, 2, 0, 2]), 3))
     [  2. -inf   5.]
     """
-    return _ops.segment(data, segment_ids, num_segments, "max")
+    return _rt.segment(data, segment_ids, num_segments, "max")
 
 
 def segment_min(data, segment_ids, num_segments):
@@ -307,7 +305,7 @@ def segment_min(data, segment_ids, num_segments):
     >>> print(srcad.sparse.segment_min(data, np.array([0, 2, 0, 2]), 3))
     [ 1. inf  4.]
     """
-    return _ops.segment(data, segment_ids, num_segments, "min")
+    return _rt.segment(data, segment_ids, num_segments, "min")
 
 
 def accumulate(acc, g):
@@ -349,7 +347,7 @@ def accumulate(acc, g):
     """
     from ..errors import InputError
     try:
-        return _ops.accumulate(acc, g)
+        return _rt.accumulate(acc, g)
     except InputError as exc:
         where = getattr(exc, "srcad_index", None)
         if where is None:

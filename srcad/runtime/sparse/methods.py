@@ -3,7 +3,7 @@
 part, as scipy's do), and the *selections*: format conversions, transposes, reshapes and
 subscripts (`A.tocsc()`, `A.T`, `A[i]`, `A[:, j]`, `A[rows]`, `A.getrow(i)`).
 
-A derivative of a sparse operand has its class and stored pattern, in its order (sparse_ops.py);
+A derivative of a sparse operand has its class and stored pattern, in its order (derivative.py);
 each duplicate entry gets the derivative of the entry scipy sums it into.
 
 Selections are linear and copy stored values without arithmetic, so srcad learns which entry
@@ -16,8 +16,10 @@ and each duplicate gets its merged entry's derivative.
 import numpy as np
 import scipy.sparse as sp
 
-from . import sparse_ops as so
-from .sparse_ops import _dedup, _float_dtype, _is_zero, _own, merged, unmerged
+from .derivative import _cot, _dense_at, _like, _matrix_at, _own, _values_at
+from .pattern import (_dedup, _entry_coords, _float_dtype, _fmt, _is_zero, _require_format, _same_entries,
+                      merged, unmerged)
+from .reductions import _axis
 
 __all__ = ["unary", "unary_vjp", "unary_jvp", "unary_vjp_jvp", "abs_", "extreme", "abs_vjp", "abs_jvp", "cast_vjp", "cast_jvp",
            "select", "select_vjp", "select_jvp", "extreme_vjp", "extreme_jvp"]
@@ -57,10 +59,10 @@ def unary(x, name):
     effect of canonicalising a non-canonical x in place."""
     if not sp.issparse(x):
         return getattr(x, name)()
-    so._require_format(x, f"A.{name}()")
+    _require_format(x, f"A.{name}()")
     xm = merged(x, sort=True)
     fn = _UNARY[name][0] if name in _UNARY else getattr(np, name)
-    return so._like(xm, fn(xm.data), fresh=True)
+    return _like(xm, fn(xm.data), fresh=True)
 
 
 def unary_vjp(g, x, name, ans):
@@ -68,8 +70,8 @@ def unary_vjp(g, x, name, ans):
     if _is_zero(g):
         return g
     xm = merged(x, sort=True)
-    gv = so._values_at(g, ans)
-    return so._cot(x, _own(unmerged(gv * _UNARY[name][1](xm.data, np.asarray(ans.data)), x, sort=True)))
+    gv = _values_at(g, ans)
+    return _cot(x, _own(unmerged(gv * _UNARY[name][1](xm.data, np.asarray(ans.data)), x, sort=True)))
 
 
 def unary_vjp_jvp(g, x, name, ans, x_dot):
@@ -77,9 +79,9 @@ def unary_vjp_jvp(g, x, name, ans, x_dot):
     if _is_zero(g) or _is_zero(x_dot):
         return 0.0
     xm = merged(x, sort=True)
-    tv = _merged_tangent(so._values_at(x_dot, x), x, xm)
-    gv = so._values_at(g, ans)
-    return so._cot(x, _own(unmerged(gv * _UNARY[name][2](xm.data, np.asarray(ans.data)) * tv, x, sort=True)))
+    tv = _merged_tangent(_values_at(x_dot, x), x, xm)
+    gv = _values_at(g, ans)
+    return _cot(x, _own(unmerged(gv * _UNARY[name][2](xm.data, np.asarray(ans.data)) * tv, x, sort=True)))
 
 
 def unary_jvp(x_dot, x, name, ans):
@@ -87,22 +89,22 @@ def unary_jvp(x_dot, x, name, ans):
     if _is_zero(x_dot):
         return x_dot
     xm = merged(x, sort=True)
-    tv = _merged_tangent(so._values_at(x_dot, x), x, xm)
-    return so._like(ans, _UNARY[name][1](xm.data, np.asarray(ans.data)) * tv)
+    tv = _merged_tangent(_values_at(x_dot, x), x, xm)
+    return _like(ans, _UNARY[name][1](xm.data, np.asarray(ans.data)) * tv)
 
 
 def _scipy_merged(x, ans):
     """Did scipy compute `ans` from x with duplicates summed (its entries those of merged(x))?"""
-    return not so._same_entries(ans, x)
+    return not _same_entries(ans, x)
 
 
 def abs_(x):
     """abs(x); for a sparse x as scipy computes it (duplicates summed, sorted), without scipy's side
     effect of canonicalising a non-canonical x in place."""
-    if not sp.issparse(x) or so._fmt(x) is None:
+    if not sp.issparse(x) or _fmt(x) is None:
         return abs(x)
     xm = merged(x, sort=True)
-    return so._like(xm, np.abs(xm.data), fresh=True)
+    return _like(xm, np.abs(xm.data), fresh=True)
 
 
 def extreme(x, op, axis=None, out=None, keepdims=False):
@@ -111,7 +113,7 @@ def extreme(x, op, axis=None, out=None, keepdims=False):
     if not sp.issparse(x):
         kw = {k: v for k, v in (("axis", axis), ("out", out), ("keepdims", keepdims)) if v is not None and v is not False}
         return getattr(x, op)(**kw)
-    if so._fmt(x) is not None and not (_dedup(x) is None if x.format == "coo" else x.has_canonical_format):
+    if _fmt(x) is not None and not (_dedup(x) is None if x.format == "coo" else x.has_canonical_format):
         x = merged(x, sort=True)
     return getattr(x, op)(axis=axis, out=out)
 
@@ -138,32 +140,32 @@ def _elementwise_vjp(g, x, ans, deriv):
     """Cotangent of x from that of scipy's entrywise map `ans` of it (same entries as x, or those
     of merged x): deriv(merged value) times the cotangent read at the entry."""
     if not _scipy_merged(x, ans):
-        return so._cot(x, _own(so._values_at(g, ans) * deriv(np.asarray(x.data))))
+        return _cot(x, _own(_values_at(g, ans) * deriv(np.asarray(x.data))))
     xm = merged(x, sort=True)
-    gm = so._values_at(g, xm)
-    return so._cot(x, _own(unmerged(gm * deriv(xm.data), x, sort=True)))
+    gm = _values_at(g, xm)
+    return _cot(x, _own(unmerged(gm * deriv(xm.data), x, sort=True)))
 
 
 def _elementwise_jvp(x_dot, x, ans, deriv):
     if not _scipy_merged(x, ans):
-        return so._like(ans, so._values_at(x_dot, x) * deriv(np.asarray(x.data)))
+        return _like(ans, _values_at(x_dot, x) * deriv(np.asarray(x.data)))
     xm = merged(x, sort=True)
-    tv = _merged_tangent(so._values_at(x_dot, x), x, xm)
-    return so._like(ans, so._values_at(so._like(xm, tv * deriv(xm.data)), ans))
+    tv = _merged_tangent(_values_at(x_dot, x), x, xm)
+    return _like(ans, _values_at(_like(xm, tv * deriv(xm.data)), ans))
 
 
 # ---- casts -------------------------------------------------------------------------------------------------
 def cast_vjp(g, x, ans):
     """Cotangent of a sparse x from that of x.astype(dtype) (a float dtype): g at x's entries, in
     x's float dtype (scipy keeps x's entries, or sums duplicates: each gets its merged entry's)."""
-    vals = so._values_at(g, x)
-    return so._cot(x, _own(np.array(vals, dtype=np.result_type(_float_dtype(x.dtype), np.asarray(vals).dtype))))
+    vals = _values_at(g, x)
+    return _cot(x, _own(np.array(vals, dtype=np.result_type(_float_dtype(x.dtype), np.asarray(vals).dtype))))
 
 
 def cast_jvp(x_dot, ans):
     """Tangent of a cast `ans` of a sparse value: x_dot read at ans's entries, in ans's dtype."""
-    vals = so._values_at(x_dot, ans) if sp.issparse(x_dot) else so._dense_at(x_dot, ans)
-    return so._like(ans, np.asarray(vals, dtype=_float_dtype(ans.dtype)))
+    vals = _values_at(x_dot, ans) if sp.issparse(x_dot) else _dense_at(x_dot, ans)
+    return _like(ans, np.asarray(vals, dtype=_float_dtype(ans.dtype)))
 
 
 # ---- selections: conversions, transposes, reshapes, subscripts ---------------------------------------------
@@ -199,7 +201,7 @@ def _route(x, how, args):
     """(R, src, exact): the result of the selection on x's labels (its pattern that of the
     result), and for each of R's entries its source: an entry of x (exact: scipy summed nothing)
     or of merged(x, sort=True) (scipy merged x's duplicates: each gets its merged entry's)."""
-    so._require_format(x, "a selection of a sparse matrix")
+    _require_format(x, "a selection of a sparse matrix")
     R = _apply(_labelled(x), how, args)
     src = _sources(R, len(x.data))
     if src is not None:
@@ -215,7 +217,7 @@ def _route(x, how, args):
 def _coords(R):
     if R.format == "coo":
         return tuple(R.coords)
-    return so._entry_coords(R)
+    return _entry_coords(R)
 
 
 def _read(g, R):
@@ -227,7 +229,7 @@ def _read(g, R):
                 return np.asarray(g.data)
         if g.ndim == 1:
             return np.asarray(g.toarray())[R.coords[0]]
-        return so._matrix_at(g, *_coords(R))
+        return _matrix_at(g, *_coords(R))
     g = np.asarray(g)
     if g.shape != R.shape:
         g = np.broadcast_to(g, R.shape) if g.ndim == 0 else g.reshape(R.shape)
@@ -249,7 +251,7 @@ def select_vjp(g, x, how, *args):
         vals = np.bincount(src, weights=gv, minlength=len(x.data))
     else:
         vals = unmerged(np.bincount(src, weights=gv, minlength=len(merged(x, sort=True).data)), x, sort=True)
-    return so._cot(x, _own(np.asarray(vals, dtype=np.result_type(_float_dtype(x.dtype), gv.dtype))))
+    return _cot(x, _own(np.asarray(vals, dtype=np.result_type(_float_dtype(x.dtype), gv.dtype))))
 
 
 def select_jvp(x_dot, x, how, *args):
@@ -257,7 +259,7 @@ def select_jvp(x_dot, x, how, *args):
     if _is_zero(x_dot):
         return x_dot
     R, src, exact = _route(x, how, args)
-    t = np.asarray(so._values_at(x_dot, x) if sp.issparse(x_dot) else so._dense_at(x_dot, x), np.float64)
+    t = np.asarray(_values_at(x_dot, x) if sp.issparse(x_dot) else _dense_at(x_dot, x), np.float64)
     if not exact:
         t = _merged_tangent(t, x, merged(x, sort=True))
     out = R.copy()
@@ -271,9 +273,9 @@ def _extreme_parts(x, ans, axis):
     scipy's x.max(axis)/x.min(axis) = ans, implicit zeros taking part: a group's derivative is split
     evenly among its elements equal to the extreme, each implicit zero one of them (as for
     x.toarray().max(axis), whose implicit zeros carry no derivative)."""
-    axis = so._axis(axis, "A.max(axis) / A.min(axis)")
+    axis = _axis(axis, "A.max(axis) / A.min(axis)")
     xm = merged(x, sort=True)
-    rows, cols = so._entry_coords(xm)
+    rows, cols = _entry_coords(xm)
     if axis is None:
         group, ngroups, size = np.zeros(len(xm.data), np.int64), 1, x.shape[0] * x.shape[1]
     else:
@@ -302,7 +304,7 @@ def extreme_vjp(g, x, ans, axis=None):
         return g
     xm, group, ngroups, axis, w = _extreme_parts(x, ans, axis)
     gv = _group_values(g, ngroups)
-    return so._cot(x, _own(np.asarray(unmerged(gv[group] * w, x, sort=True), _float_dtype(x.dtype))))
+    return _cot(x, _own(np.asarray(unmerged(gv[group] * w, x, sort=True), _float_dtype(x.dtype))))
 
 
 def extreme_jvp(x_dot, x, ans, axis=None):
@@ -311,7 +313,7 @@ def extreme_jvp(x_dot, x, ans, axis=None):
     if _is_zero(x_dot):
         return x_dot
     xm, group, ngroups, axis, w = _extreme_parts(x, ans, axis)
-    tv = _merged_tangent(so._values_at(x_dot, x), x, xm)
+    tv = _merged_tangent(_values_at(x_dot, x), x, xm)
     out = np.bincount(group, weights=w * tv, minlength=ngroups)
     if axis is None:
         return out[0]

@@ -1,6 +1,8 @@
 """Sparse operations whose result is sparse (or comes from a sparse operand's structure), and
-their derivatives: sparse @ sparse, the elementwise product of two sparse matrices, A.power(p),
-A.diagonal(k), row slices A[i:j], scipy.sparse.hstack/vstack/diags, A.toarray()/todense().
+their derivatives: A.diagonal(k), row slices A[i:j], scipy.sparse.hstack/vstack/diags,
+srcad.sparse.add/subtract, A.toarray()/todense(). (sparse @ sparse, the elementwise product of two
+sparse matrices and A.power(p), whose results have structural patterns too, are in products.py and
+elementwise.py.)
 
 Every result here has a *structural* pattern: the entries that the operands' stored entries
 reach, whatever their values. scipy drops entries whose value happens to be zero (a product
@@ -8,233 +10,20 @@ that cancels, an explicit zero); srcad keeps them as explicit zeros, since they 
 derivative (the values are scipy's; `.data` may hold a few more zeros). Where scipy merges
 duplicate entries (products, powers, diagonals) the result here merges them too, and each
 duplicate stored entry of an operand gets the merged entry's derivative. A derivative of a
-sparse operand always has that operand's class and pattern, in its order (sparse_ops.py).
+sparse operand always has that operand's class and pattern, in its order (derivative.py).
 """
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InputError
-from . import pattern_cache as _pc
-from . import sparse_ops as so
-from .sparse_ops import (_entry_coords, _float_dtype, _is_zero, _like, _matrix_at, _own, _same_pattern,
-                         check_pattern, merged, unmerged)
-from .sparse_methods import select_jvp, select_vjp
+from ...errors import InputError
+from .. import pattern_cache as _pc
+from .accumulation import sparse_finalize
+from .derivative import _at, _cot, _like, _own, _values_at
+from .methods import select_jvp, select_vjp
+from .pattern import _build, _check, _entry_coords, _float_dtype, _is_zero, _kind, _keys, _same_pattern
 
-__all__ = ["spgemm", "spgemm_vjp_x", "spgemm_vjp_y", "multiply_ss", "multiply_ss_vjp_x", "multiply_ss_vjp_y",
-           "power", "power_vjp", "power_vjp_n", "power_vjp_jvp", "power_jvp", "power_jvp_n", "diagonal_vjp", "diagonal_jvp",
-           "index_vjp", "index_jvp", "stack", "stack_vjp", "stack_jvp", "diags", "diags_vjp", "diags_jvp",
-           "dense_vjp", "dense_jvp", "add", "add_vjp", "add_jvp"]
-
-
-def _kind(*mats):
-    """'array' when any operand is a sparse array (scipy's rule), else 'matrix'."""
-    return "array" if any(isinstance(m, sp.sparray) for m in mats) else "matrix"
-
-
-_CLASSES = {("csr", "array"): sp.csr_array, ("csc", "array"): sp.csc_array, ("coo", "array"): sp.coo_array,
-            ("csr", "matrix"): sp.csr_matrix, ("csc", "matrix"): sp.csc_matrix, ("coo", "matrix"): sp.coo_matrix}
-
-
-def _build(fmt, kind, rows, cols, data, shape):
-    """A sparse matrix of the given format and kind whose stored entries are exactly (rows, cols,
-    data), in that order: for CSR the entries must come row by row, for CSC column by column."""
-    itype = np.int32 if max(shape + (len(data),)) < 2 ** 31 - 1 else np.int64
-    cls = _CLASSES[(fmt, kind)]
-    if fmt == "coo":
-        return cls((data, (rows.astype(itype), cols.astype(itype))), shape=shape)
-    major, minor, n = (rows, cols, shape[0]) if fmt == "csr" else (cols, rows, shape[1])
-    indptr = np.zeros(n + 1, itype)
-    if len(major):
-        np.cumsum(np.bincount(major, minlength=n), out=indptr[1:])
-    return cls((data, minor.astype(itype), indptr), shape=shape)
-
-
-def _at(g, out_rows, out_cols, nnz):
-    """The cotangent g of a result at its stored entries (out_rows, out_cols): g's own values when
-    g has exactly those entries in that order (so a duplicate entry keeps its own cotangent), else
-    g read as a matrix there (sparse g's duplicates summed, or dense)."""
-    if sp.issparse(g) and g.nnz == nnz and g.format in ("csr", "csc", "coo") and len(g.data) == nnz:
-        gr, gc = _entry_coords(g)
-        if np.array_equal(gr, out_rows) and np.array_equal(gc, out_cols):
-            return np.asarray(g.data)
-    return _matrix_at(g, out_rows, out_cols)
-
-
-def _check(A, where):
-    if not sp.issparse(A) or A.format not in ("csr", "csc", "coo") or A.ndim != 2:
-        if sp.issparse(A):
-            from ..inputs import sparse_format_error
-            raise sparse_format_error(A, where)
-        raise InputError(f"{where} takes scipy sparse CSR, CSC or COO matrices, not {type(A).__name__}")
-    check_pattern(A)
-
-
-def _keys(rows, cols, n):
-    return rows.astype(np.int64) * n + cols
-
-
-# ---- sparse @ sparse ------------------------------------------------------------------------------
-def _ones(A):
-    """A's pattern with every value 1 (CSR): products of these never cancel."""
-    B = sp.csr_array(A, copy=True).astype(np.float64)
-    B.data[:] = 1.0
-    return B
-
-
-def spgemm(A, B):
-    """A @ B for two sparse matrices: scipy's class and format, the structural pattern of the
-    product (an entry that cancels to zero is kept as an explicit zero), scipy's values."""
-    _check(A, "A @ B")
-    _check(B, "A @ B")
-    if A.shape[1] != B.shape[0]:
-        raise ValueError(f"matmul: dimension mismatch, a sparse {A.shape} matrix times a sparse {B.shape} matrix")
-    C = A @ B                                  # scipy's values, class and format
-    P = _ones(A) @ _ones(B)                    # every entry the product reaches
-    P.sort_indices()
-    rows, cols = _entry_coords(P)
-    vals = _matrix_at(C, rows, cols).astype(np.result_type(A.dtype, B.dtype, np.float32), copy=False)
-    out = _build("csr", _kind(A, B), rows, cols, vals, P.shape)
-    return out if C.format == "csr" else out.asformat(C.format)
-
-
-def _left_product(G, B_T):
-    """G @ B.T as something _matrix_at reads: sparse for a sparse G, dense for a dense one."""
-    if sp.issparse(G):
-        return G.tocsr() @ B_T
-    G = np.asarray(G)
-    return so.sparse_matmul(B_T.T.tocsr(), G.T).T if G.ndim == 2 else None
-
-
-def spgemm_vjp_x(g, A, B):
-    """Cotangent of A in A @ B (both sparse): (G @ B.T) at A's entries."""
-    if _is_zero(g):
-        return g
-    M = _left_product(g, B.T)
-    return so._cot(A, _own(_matrix_at(M, *_entry_coords(A))))
-
-
-def spgemm_vjp_y(g, A, B):
-    """Cotangent of B in A @ B (both sparse): (A.T @ G) at B's entries."""
-    if _is_zero(g):
-        return g
-    M = (A.T.tocsr() @ g.tocsr()) if sp.issparse(g) else so.sparse_rmatmul(A, np.asarray(g))
-    return so._cot(B, _own(_matrix_at(M, *_entry_coords(B))))
-
-
-# ---- elementwise product of two sparse matrices ------------------------------------------------------
-def _intersect(x, y):
-    """(merged x, merged y, positions ia in x's and ib in y's merged entries of the common
-    coordinates, rows, cols) in row-major order."""
-    if x.shape != y.shape:
-        raise ValueError(f"A.multiply(B): shapes {x.shape} and {y.shape} differ")
-    xm, ym = merged(x, sort=True), merged(y, sort=True)
-    n = x.shape[1]
-    kx, ky = _keys(*_entry_coords(xm), n), _keys(*_entry_coords(ym), n)
-    common, ia, ib = np.intersect1d(kx, ky, assume_unique=True, return_indices=True)
-    return xm, ym, ia, ib, common // n, common % n
-
-
-def multiply_ss(x, y):
-    """x.multiply(y) for two sparse matrices: scipy's class (CSR, or CSC for a CSC x) and values,
-    on the structural intersection of the two patterns (duplicates summed first, as scipy)."""
-    _check(x, "A.multiply(B)")
-    _check(y, "A.multiply(B)")
-    xm, ym, ia, ib, rows, cols = _intersect(x, y)
-    data = xm.data[ia] * ym.data[ib]
-    out = _build("csr", _kind(x), rows, cols, data, x.shape)
-    return out.asformat("csc") if x.format == "csc" else out
-
-
-def _multiply_ss_vjp(g, x, y, mine):
-    xm, ym, ia, ib, rows, cols = _intersect(x, y)
-    fmt = "csc" if x.format == "csc" else "csr"
-    if fmt == "csc":           # the result's entries come column by column
-        order = np.lexsort((rows, cols))
-        ia, ib, rows, cols = ia[order], ib[order], rows[order], cols[order]
-    gv = _at(g, rows, cols, len(rows))
-    if mine == "x":
-        out = np.zeros(len(xm.data), np.result_type(gv, _float_dtype(x.dtype)))
-        out[ia] = gv * ym.data[ib]
-        return so._cot(x, _own(unmerged(out, x, sort=True)))
-    out = np.zeros(len(ym.data), np.result_type(gv, _float_dtype(y.dtype)))
-    out[ib] = gv * xm.data[ia]
-    return so._cot(y, _own(unmerged(out, y, sort=True)))
-
-
-def multiply_ss_vjp_x(g, x, y):
-    """Cotangent of x in x.multiply(y), both sparse."""
-    return g if _is_zero(g) else _multiply_ss_vjp(g, x, y, "x")
-
-
-def multiply_ss_vjp_y(g, x, y):
-    """Cotangent of y in x.multiply(y), both sparse."""
-    return 0.0 if _is_zero(g) else _multiply_ss_vjp(g, x, y, "y")
-
-
-# ---- A.power(p) -------------------------------------------------------------------------------------
-def power(x, n, dtype=None):
-    """x.power(n) as scipy computes it (duplicates summed, the entries sorted), without scipy's side
-    effect of canonicalising x in place."""
-    if not sp.issparse(x):
-        return x.power(n, dtype=dtype) if dtype is not None else x.power(n)
-    _check(x, "A.power(n)")
-    xm = merged(x, sort=True)
-    data = xm.data ** n
-    if dtype is not None:
-        data = data.astype(dtype)
-    return _like(xm, data, fresh=True)
-
-
-def power_vjp(g, x, n, ans):
-    """Cotangent of x in x.power(n): n x^(n-1) times the merged entry's cotangent."""
-    if _is_zero(g):
-        return g
-    xm = merged(x, sort=True)
-    gv = so._values_at(g, ans) if sp.issparse(ans) else g
-    return so._cot(x, _own(unmerged(gv * n * xm.data ** (n - 1), x, sort=True)))
-
-
-def power_vjp_n(g, x, n, ans):
-    """Cotangent of the exponent n in x.power(n): sum of g x^n log x over the stored entries."""
-    if _is_zero(g):
-        return 0.0
-    xm = merged(x, sort=True)
-    gv = so._values_at(g, ans)
-    logs = np.log(np.where(xm.data == 0, 1.0, xm.data))
-    return float(np.sum(gv * ans.data * logs)) if not isinstance(n, np.ndarray) else np.sum(gv * ans.data * logs)
-
-
-def power_vjp_jvp(g, x, n, ans, x_dot):
-    """Tangent of power_vjp(g, x, n, ans) along a tangent x_dot of x (a Hessian of A.power(n))."""
-    if _is_zero(g) or _is_zero(x_dot):
-        return 0.0
-    xm = merged(x, sort=True)
-    t = _like(x, so._values_at(x_dot, x))
-    tm = merged(t, sort=True) if t.format != "coo" or xm is not x else t
-    tv = so._values_at(tm, xm) if xm is not x else t.data
-    gv = so._values_at(g, ans) if sp.issparse(ans) else g
-    return so._cot(x, _own(unmerged(gv * n * (n - 1) * xm.data ** (n - 2) * tv, x, sort=True)))
-
-
-def power_jvp(x_dot, x, n, ans):
-    """Tangent of x.power(n): n x^(n-1) times the merged tangent, on the result's pattern."""
-    if _is_zero(x_dot):
-        return x_dot
-    xm = merged(x, sort=True)
-    t = _like(x, so._values_at(x_dot, x))
-    tm = merged(t, sort=True) if t.format != "coo" or xm is not x else t
-    tv = so._values_at(tm, xm) if xm is not x else t.data
-    return _like(ans, n * xm.data ** (n - 1) * tv)
-
-
-def power_jvp_n(n_dot, x, n, ans):
-    """Tangent of x.power(n) along a tangent n_dot of the exponent: x^n log x n_dot on the result's
-    pattern (an entry whose merged value is 0 has x^n = 0 there, for n > 0)."""
-    if _is_zero(n_dot):
-        return n_dot
-    xm = merged(x, sort=True)
-    logs = np.log(np.where(xm.data == 0, 1.0, xm.data))
-    return _like(ans, np.asarray(ans.data) * logs * n_dot)
+__all__ = ["diagonal_vjp", "diagonal_jvp", "index_vjp", "index_jvp", "stack", "stack_vjp", "stack_jvp", "diags",
+           "diags_vjp", "diags_jvp", "dense_vjp", "dense_jvp", "add", "add_vjp", "add_jvp"]
 
 
 # ---- A.diagonal(k) ------------------------------------------------------------------------------------
@@ -258,7 +47,7 @@ def diagonal_vjp(g, x, k=0):
     on, where = _diag_entries(x, k)
     vals = np.zeros(len(x.data), np.result_type(g, _float_dtype(x.dtype)))
     vals[on] = g[where[on]]
-    return so._cot(x, _own(vals))
+    return _cot(x, _own(vals))
 
 
 def diagonal_jvp(x_dot, x, k=0):
@@ -268,7 +57,7 @@ def diagonal_jvp(x_dot, x, k=0):
     if sp.issparse(x_dot):
         on, where = _diag_entries(x, k)
         n = len(np.diagonal(np.empty(x.shape, bool), k))
-        t = so._values_at(x_dot, x)
+        t = _values_at(x_dot, x)
         return np.bincount(where[on], weights=t[on], minlength=n).astype(_float_dtype(x.dtype), copy=False)
     return np.diagonal(np.asarray(x_dot), k).copy()
 
@@ -288,7 +77,7 @@ def _row_slice(x, idx):
 
 def _slice_entries(x, idx):
     """Positions of x's entries that x[i:j] keeps, in the result's order, and their rows there."""
-    i, j = _row_slice(x, idx)          # other subscripts go through sparse_methods.select_vjp
+    i, j = _row_slice(x, idx)          # other subscripts go through methods.select_vjp
     rows, cols = _entry_coords(x)
     if x.format == "csr":
         sel = np.arange(x.indptr[i], x.indptr[j])
@@ -307,7 +96,7 @@ def index_vjp(g, x, idx):
     gv = _at(g, r, c, len(sel))
     vals = np.zeros(len(x.data), np.result_type(gv, _float_dtype(x.dtype)))
     vals[sel] = gv
-    return so._cot(x, _own(vals))
+    return _cot(x, _own(vals))
 
 
 def index_jvp(x_dot, x, idx):
@@ -369,14 +158,14 @@ def stack_vjp(g, blocks, how, format=None):
     flat = np.empty(len(gv), gv.dtype)
     flat[perm] = gv
     parts = np.split(flat, np.cumsum(sizes)[:-1])
-    return [so._cot(b, _own(p.astype(_float_dtype(b.dtype), copy=False))) for b, p in zip(blocks, parts)]
+    return [_cot(b, _own(p.astype(_float_dtype(b.dtype), copy=False))) for b, p in zip(blocks, parts)]
 
 
 def stack_jvp(blocks_dot, blocks, how, format=None, dtype=None):
     """Tangent of hstack/vstack: the blocks' tangents (zeros for constant blocks) stacked alike."""
     if _is_zero(blocks_dot):
         return blocks_dot
-    tangents = [so.sparse_finalize(0.0, b) if _is_zero(t) else _like(b, so._values_at(t, b))
+    tangents = [sparse_finalize(0.0, b) if _is_zero(t) else _like(b, _values_at(t, b))
                 for t, b in zip(blocks_dot, blocks)]
     return stack(tangents, how, format, dtype)
 
@@ -492,13 +281,13 @@ def add_vjp(g, A, B, which, sign=1.0):
         return g if which == 0 else 0.0
     fmt, rows, cols, ia, ib, n = _union(A, B)
     gv = _at(g, rows, cols, n)
-    return so._cot(A, _own(gv[ia].copy())) if which == 0 else so._cot(B, _own(sign * gv[ib]))
+    return _cot(A, _own(gv[ia].copy())) if which == 0 else _cot(B, _own(sign * gv[ib]))
 
 
 def add_jvp(A_dot, B_dot, A, B, sign=1.0):
     """Tangent of add(A, B, sign)."""
-    ta = so.sparse_finalize(0.0, A) if _is_zero(A_dot) else _like(A, so._values_at(A_dot, A))
-    tb = so.sparse_finalize(0.0, B) if _is_zero(B_dot) else _like(B, so._values_at(B_dot, B))
+    ta = sparse_finalize(0.0, A) if _is_zero(A_dot) else _like(A, _values_at(A_dot, A))
+    tb = sparse_finalize(0.0, B) if _is_zero(B_dot) else _like(B, _values_at(B_dot, B))
     return add(ta, tb, sign)
 
 
@@ -509,9 +298,9 @@ def dense_vjp(g, x):
         return g
     g = np.asarray(g)
     if x.ndim == 1:         # a 1-D sparse array (a row A[i] of a sparse array, A.max(axis=0))
-        return so._cot(x, _own(g[x.coords[0]].astype(np.result_type(g, _float_dtype(x.dtype)), copy=False)))
+        return _cot(x, _own(g[x.coords[0]].astype(np.result_type(g, _float_dtype(x.dtype)), copy=False)))
     rows, cols = _entry_coords(x)
-    return so._cot(x, _own(g[rows, cols].astype(np.result_type(g, _float_dtype(x.dtype)), copy=False)))
+    return _cot(x, _own(g[rows, cols].astype(np.result_type(g, _float_dtype(x.dtype)), copy=False)))
 
 
 def dense_jvp(x_dot, x, how="toarray"):
@@ -521,7 +310,7 @@ def dense_jvp(x_dot, x, how="toarray"):
     if sp.issparse(x_dot) and x_dot.ndim == 1:
         return x_dot.toarray()
     if sp.issparse(x_dot):
-        return getattr(so._like(x, so._values_at(x_dot, x)) if not _same_pattern(x_dot, x) else x_dot, how)()
+        return getattr(_like(x, _values_at(x_dot, x)) if not _same_pattern(x_dot, x) else x_dot, how)()
     return np.asarray(x_dot) if how == "toarray" else np.asmatrix(x_dot)
 
 
