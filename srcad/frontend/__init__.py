@@ -10,9 +10,11 @@ The passes, in pipeline order (input -> output); srcad/transform/pipeline.py `pr
                 `np.copyto`, `.fill` as subscript writes, then every in-place write another name
                 may see is resolved (rebinding, run-time guard) or refused (a package: domain,
                 expressions, writes, statements, messages, analysis, rewrite)
-  normalize.py  Parsed -> (new FunctionDef, Normalizer): one operation per statement on atoms,
+  normalize/    Parsed -> (new FunctionDef, Normalizer): one operation per statement on atoms,
                 sugar removed; jumps.py then lowers break/continue/early return to flags
-                (operators.py: `srcad.grad(f)(x)` applied inside the function, at transform time)
+                (operators.py: `srcad.grad(f)(x)` applied inside the function, at transform time;
+                a package, one part of the normal form each: driver, statements, loops,
+                expressions, calls, spellings, containers, functions, names, nodes)
   analyze.py    normalized FunctionDef -> `Analysis`: each statement's `Op` (kind, rule, operands;
                 methods.py resolves `self.f(...)` callees) and the active and useful names
 

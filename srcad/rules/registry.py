@@ -48,7 +48,7 @@ class Rule:
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
     cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
     spelling: object = None     # another spelling of the call the normalizer rewrites to this rule's
-    #                             (frontend/normalize.py `spelling`): "axes" (x.transpose(1, 0, 2)),
+    #                             (frontend/normalize/spellings.py): "axes" (x.transpose(1, 0, 2)),
     #                             "min-max" (clip(min=, max=)), "sublists" (einsum's sublist form), or
     #                             (how, fill, reducer, joiner) for a reduction's where=/initial=
     refusal: str = None         # a function with no rule: what to write instead (the MissingRuleError's fix)
