@@ -17,10 +17,11 @@ from .nodes import _loc
 class Calls:
     """A call as one operation on atoms (mixed into Normalizer)."""
 
-    def call(self, e, hint):
+    def call(self, e: ast.Call, hint: str) -> tuple[list[ast.stmt], ast.expr]:
         if isinstance(e.func, ast.Name) and e.func.id in self.lifted:
-            lifted, captured, _ = self.lifted[e.func.id]
-            e = ast.Call(name(lifted), e.args, e.keywords + [ast.keyword(arg=c, value=name(c)) for c in captured])
+            lifted = self.lifted[e.func.id]
+            e = ast.Call(name(lifted.name), e.args,
+                         e.keywords + [ast.keyword(arg=c, value=name(c)) for c in lifted.captured])
             _loc(e, e.args[0] if e.args else e.func)
         spelled = self.spelling(e)
         if spelled is not e:

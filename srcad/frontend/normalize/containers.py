@@ -107,7 +107,7 @@ class Containers:
             return found and obj in (builtins.zip, builtins.enumerate)
         return isinstance(src, ast.Name) and src.id in self.sequences
 
-    def comprehension(self, e, hint):
+    def comprehension(self, e: ast.ListComp | ast.GeneratorExp | ast.DictComp, hint: str) -> tuple[list[ast.stmt], ast.expr]:
         """[elt for t in xs if c] (or a generator expression): a loop that appends to a fresh list.
         The comprehension's own names get fresh names, so they never touch the function's."""
         rename = {}

@@ -2,6 +2,7 @@
 names, what the code shows about dicts and sequences, the nested defs lifted), and `normalize`,
 which runs it over a function's body and then lowers the jumps (jumps.py)."""
 import ast
+from typing import NoReturn
 
 from ...errors import UnsupportedSyntaxError
 from ...syntax import N as name, Namer
@@ -10,7 +11,7 @@ from ..parse import Parsed
 from .calls import Calls
 from .containers import Containers
 from .expressions import Expressions
-from .functions import Functions
+from .functions import Functions, Lifted
 from .loops import Loops
 from .names import ShownTypes, _dict_names, _sequence_names
 from .spellings import Spellings
@@ -28,35 +29,36 @@ class Normalizer(Statements, Loops, Expressions, Calls, Spellings, Containers, F
     Invariants: every statement carries `user_line`, the user line it comes from; fresh names
     collide with no user name; the user's tree is copied, not changed."""
 
-    def __init__(self, parsed):
+    def __init__(self, parsed: Parsed):
         self.parsed = parsed
         fn = parsed.tree
-        self.params = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
-        self.locals = set(self.params)
+        self.params: list[str] = [a.arg for a in fn.args.args + fn.args.kwonlyargs]
+        self.locals: set[str] = set(self.params)
         for node in ast.walk(fn):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self.locals.add(node.id)
             elif isinstance(node, ast.arg):
                 self.locals.add(node.arg)
         self.namer = Namer(self.locals | set(parsed.env))
-        self.lifted = {}        # nested def name -> (lifted name, captured names, function)
+        self.lifted: dict[str, Lifted] = {}         # nested def name -> the function it is lifted to
         self.dicts, self.not_dicts = _dict_names(fn, parsed, self.locals)
-        self.sequences = _sequence_names(fn, self.params)
+        self.sequences: set[str] = _sequence_names(fn, self.params)
+        self.loop_rebinds: set[str] = set()         # names the body of the for loop being normalized assigns
 
     # -- helpers ---------------------------------------------------------------------------
-    def fail(self, node, what, hint=""):
+    def fail(self, node: ast.AST, what: str, hint: str = "") -> NoReturn:
         raise UnsupportedSyntaxError(what, *self.parsed.where(node), hint=hint)
 
-    def resolve(self, node):
+    def resolve(self, node: ast.expr) -> tuple[bool, object]:
         return self.parsed.try_resolve(node, self.locals)
 
-    def is_global_ref(self, node):
+    def is_global_ref(self, node: ast.expr) -> bool:
         return self.parsed.is_global_ref(node, self.locals)
 
-    def temp(self, hint):
+    def temp(self, hint: str) -> str:
         return self.namer.fresh(hint)
 
-    def runtime_helper(self, attr):
+    def runtime_helper(self, attr: str) -> ast.expr:
         """A helper of srcad.runtime as normalized code calls it: `rt.<attr>`, as in generated code,
         or under a name of its own when the function's module means something else by `rt`."""
         from ... import runtime

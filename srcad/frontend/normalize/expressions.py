@@ -19,7 +19,7 @@ _IN_PLACE = FactSet("inplace", "container", methods=True)
 class Expressions:
     """Expressions as one operation on atoms (mixed into Normalizer); calls are `Calls.call`'s."""
 
-    def atom(self, expr, hint="t"):
+    def atom(self, expr: ast.expr, hint: str = "t") -> tuple[list[ast.stmt], ast.expr]:
         """(statements, atom): expr computed into a fresh temporary unless it is already an atom."""
         if _is_atom(expr) or self.is_global_ref(expr):
             return [], expr
@@ -29,7 +29,7 @@ class Expressions:
         t = self.temp(self.namer.describe(rhs, hint))
         return stmts + [_loc(assign(t, rhs), expr)], name(t)
 
-    def atoms(self, exprs, hint):
+    def atoms(self, exprs: list[ast.expr], hint: str) -> tuple[list[ast.stmt], list[ast.expr]]:
         stmts, out = [], []
         for e in exprs:
             s, a = self.atom(e, hint)
@@ -37,7 +37,7 @@ class Expressions:
             out.append(a)
         return stmts, out
 
-    def index(self, sl, hint="idx"):
+    def index(self, sl: ast.expr, hint: str = "idx") -> tuple[list[ast.stmt], ast.expr]:
         """Subscript indices stay whole (they are never differentiated), but calls are hoisted."""
         if not _has_call(sl):
             return [], sl
@@ -77,7 +77,7 @@ class Expressions:
             return stmts, ast.Tuple(elts=elts, ctx=ast.Load())
         return ([], sl) if isinstance(sl, ast.Slice) else self.atom(sl, hint)
 
-    def flat(self, e, hint="t"):
+    def flat(self, e: ast.expr, hint: str = "t") -> tuple[list[ast.stmt], ast.expr]:
         """(statements, rhs): rhs is one operation on atoms (or an inactive expression kept whole)."""
         if _is_atom(e) or self.is_global_ref(e) and not isinstance(e, ast.Call):
             return [], e
@@ -132,7 +132,7 @@ class Expressions:
         return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in names \
             and not self.is_global_ref(e.func)
 
-    def condition(self, test):
+    def condition(self, test: ast.expr) -> tuple[list[ast.stmt], ast.expr]:
         """A branch or loop test as a name (the test itself is never differentiated)."""
         if isinstance(test, ast.Name):
             return [], test

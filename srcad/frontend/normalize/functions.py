@@ -6,6 +6,7 @@ import ast
 import linecache
 import textwrap
 import types
+from typing import Callable, NamedTuple
 
 from ...errors import SrcadError
 from ...syntax import N as name, ast_copy, source_lines, to_source
@@ -14,6 +15,14 @@ from ..callees import is_user_function
 from ..freshness import definition_watch
 from ..parse import parse_function
 from .nodes import _loc
+
+
+class Lifted(NamedTuple):
+    """A nested def lifted to a module-level function: the name the normalized code calls it by,
+    the outer names it reads (passed as keyword arguments at each call), and the function."""
+    name: str
+    captured: list[str]
+    function: Callable
 
 
 class Functions:
@@ -38,8 +47,8 @@ class Functions:
                              defaults=st.args.defaults)
         node = ast.FunctionDef(name=lifted, args=args, body=st.body, decorator_list=[], returns=None,
                                type_params=[])
-        self.lifted[st.name] = (lifted, captured, _lift(node, self.parsed, st))
-        self.parsed.env[lifted] = self.lifted[st.name][2]
+        self.lifted[st.name] = Lifted(lifted, captured, _lift(node, self.parsed, st))
+        self.parsed.env[lifted] = self.lifted[st.name].function
         return []
 
     def _unrolled_functions(self, st):

@@ -5,6 +5,7 @@ loop; a value whose type the code does not show goes through `rt.loop_sequence`.
 writes in place into the sequence it runs over is refused."""
 import ast
 import builtins
+from typing import Callable
 
 from ...rules.registry import ANY, FactSet
 from ...syntax import N as name, assign, ast_copy
@@ -117,7 +118,7 @@ class Loops:
         return (found and obj is builtins.enumerate and isinstance(target, ast.Tuple) and
                 isinstance(target.elts[0], ast.Name) and len(it.args) == 1)
 
-    def sequence(self, it):
+    def sequence(self, it: ast.expr) -> tuple[list[ast.stmt], ast.expr, Callable[[ast.expr], ast.expr]]:
         """(statements, length, item): what a for loop iterates over, as a length and an indexer."""
         found, obj = self.resolve(it.func) if isinstance(it, ast.Call) and self.is_global_ref(it.func) else (False, None)
         if found and obj is builtins.enumerate:

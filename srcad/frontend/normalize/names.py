@@ -28,7 +28,7 @@ class ShownTypes:
         return isinstance(it, ast.Name) and it.id in self.sequences
 
 
-def _dict_names(fn, parsed, locals_):
+def _dict_names(fn: ast.FunctionDef, parsed, locals_: set[str]) -> tuple[set[str], set[str]]:
     """(names some assignment gives a dict, names some assignment gives something else), for
     loops over a dict (its keys) and for the tape of item assignments (a key may be new)."""
 
@@ -72,7 +72,7 @@ def _displays_a_sequence(v):
     return isinstance(v, (ast.List, ast.Tuple, ast.ListComp))
 
 
-def _sequence_names(fn, params):
+def _sequence_names(fn: ast.FunctionDef, params: list[str]) -> set[str]:
     """Names every binding of which is a list or tuple display or comprehension (a loop over them
     needs no run-time test for a dict)."""
     shown, other = set(), set(params)

@@ -2,7 +2,7 @@
 (which applies is the registry's `spelling` fact of the callee, rules/numpy_rules.py)."""
 import ast
 
-from ...rules.registry import facts
+from ...rules.registry import Spelling, facts
 from ...syntax import N as name, ast_copy
 from .nodes import _loc
 
@@ -20,7 +20,7 @@ class Spellings:
         self.parsed.env[own] = getattr(numpy, attr)
         return name(own)
 
-    def spelling(self, e):
+    def spelling(self, e: ast.Call) -> ast.expr:
         """Spellings of calls that say the same as one srcad has a rule for, rewritten to it (the
         rewritten call keeps the user's place; the registry's `spelling` fact says which applies):
         `x.transpose(1, 0, 2)` is x.transpose((1, 0, 2)); `clip(min=, max=)` is np.clip(x, min, max);
@@ -37,11 +37,11 @@ class Spellings:
         how = getattr(entry, "spelling", None)
         if how is None or any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in kws):
             return e
-        if how == "sublists":
+        if how is Spelling.SUBLISTS:
             return self._einsum_sublists(e)
-        if how == "axes":
+        if how is Spelling.AXES:
             return _loc(ast.Call(func, [ast.Tuple(args, ast.Load())], kws), e) if method and len(args) > 1 else e
-        if how == "min-max":
+        if how is Spelling.MIN_MAX:
             # (ndarray.clip takes min=/max=, np.clip a_min=/a_max= (and min=/max= from NumPy 2.1))
             args = [func.value] + args if method else args
             kw = {k.arg: k.value for k in kws}
@@ -50,7 +50,7 @@ class Spellings:
                 return e
             bounds = [b if b is not None else ast.Constant(None) for b in (lo, hi)]
             return _loc(ast.Call(self.numpy_function("clip"), args + bounds, []), e)
-        kind, fill, reducer, joiner = how
+        fill, reducer, joiner = how.fill, how.reducer, how.joiner      # a WhereReduction
         kw = {k.arg: k.value for k in kws}
         where, initial = kw.pop("where", None), kw.pop("initial", None) if joiner else None
         if where is None and initial is None or where is not None and joiner and initial is None:
@@ -71,7 +71,7 @@ class Spellings:
             x = ast.Call(self.numpy_function("where"), [where, x, ast.Constant(fill) if joiner is None
                                                         else ast_copy(initial)], [])
         out = ast.Call(self.numpy_function(reducer), [x], [ast.keyword(arg=k, value=v) for k, v in kw.items()])
-        if kind == "where-mean":
+        if how.mean:
             count = ast.Call(self.runtime_helper("where_count"),
                              [ast_copy(where), ast_copy(x.args[1]), kw.get("axis", ast.Constant(None)),
                               kw.get("keepdims", ast.Constant(False))], [])

@@ -12,13 +12,13 @@ class Statements:
     """Statements as statements of the normal form (mixed into Normalizer); loops are `Loops`',
     nested defs `Functions`'."""
 
-    def block(self, stmts):
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out = []
         for st in stmts:
             out += self.stmt(st)
         return out
 
-    def stmt(self, st):
+    def stmt(self, st: ast.stmt) -> list[ast.stmt]:
         meth = getattr(self, "s_" + type(st).__name__, None)
         if meth is None:
             self.fail(st, f"the statement {type(st).__name__}")
@@ -50,7 +50,7 @@ class Statements:
             return s + sum((self.bind(t, a) for t in targets), [])
         return self.bind(targets[0], st.value)
 
-    def bind(self, target, value):
+    def bind(self, target: ast.expr, value: ast.expr) -> list[ast.stmt]:
         if isinstance(target, ast.Name):
             s, rhs = self.flat(value, target.id)
             return s + [assign(target.id, rhs)]
