@@ -139,7 +139,7 @@ NOT_RENDERED = {
         "unreachable: every expression kind is normalized or fenced before (a safety net)"),
     "srcad/frontend/normalize/statements.py:stmt:the statement ": (
         "unreachable: every statement kind is normalized or fenced before (a safety net)"),
-    "srcad/frontend/analyze.py:_call:the name `": (
+    "srcad/frontend/classify.py:_call:the name `": (
         "unreachable from user code: normalize reports an undefined name first (a safety net)"),
     "srcad/frontend/parse.py:parse_function: as a function definition (lambdas cannot be trans": (
         "unreachable: inspect gives the source of a def or a lambda, and lambdas are handled before"),

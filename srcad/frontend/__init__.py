@@ -15,8 +15,9 @@ The passes, in pipeline order (input -> output); srcad/transform/pipeline.py `pr
                 (operators.py: `srcad.grad(f)(x)` applied inside the function, at transform time;
                 a package, one part of the normal form each: driver, statements, loops,
                 expressions, calls, spellings, containers, functions, names, nodes)
-  analyze.py    normalized FunctionDef -> `Analysis`: each statement's `Op` (kind, rule, operands;
-                methods.py resolves `self.f(...)` callees) and the active and useful names
+  analyze.py    normalized FunctionDef -> `Analysis`: each statement's `Op` (ops.py: kind, rule,
+                operands; classify.py finds them, methods.py resolves `self.f(...)` callees) and
+                the active and useful names
 
 callees.py holds what several passes ask about a called object (a user function? does it write
 into its arguments?), so aliases, analyze and methods need not import each other.
