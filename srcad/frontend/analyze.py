@@ -55,7 +55,7 @@ class Analysis(Classify):
         pop = lookup(".pop")
         indices = {st.target.id for st in ast.walk(self.fn) if isinstance(st, ast.For)
                    and isinstance(st.target, ast.Name)}
-        return {id(op) for op in self._all_ops() if op.kind == "assign" and op.rule is pop
+        return {id(op) for op in self._all_ops() if op.kind == OpKind.ASSIGN and op.rule is pop
                 and op.target in indices}
 
     def _active(self, active):
@@ -64,7 +64,7 @@ class Analysis(Classify):
         restores = self._restores()
         feeds = {}      # operand name -> targets of the operations it carries a derivative into
         for op in self._all_ops():
-            if op.target and op.kind != "mutate" and id(op) not in restores and \
+            if op.target and op.kind != OpKind.MUTATE and id(op) not in restores and \
                     not (op.rule is not None and op.rule.nondiff):
                 for _, n in op.operands:
                     feeds.setdefault(n, []).append(op.target)
@@ -86,7 +86,7 @@ class Analysis(Classify):
             return False
         if not any(n in self.active for _, n in op.operands):
             return False
-        if op.kind == "mutate":
+        if op.kind == OpKind.MUTATE:
             return False
         if op.missing:
             fn, line, col = self.parsed.where(op.node)
@@ -95,19 +95,18 @@ class Analysis(Classify):
             raise UnsupportedSyntaxError(op.unsupported[0], *self.parsed.where(op.node), hint=op.unsupported[1])
         return op.rule is None or not op.rule.nondiff
 
-    def check_mutations(self, mode="reverse"):
-        self.mode = mode
+    def check_mutations(self, mode: str = "reverse") -> None:
+        """Refuse the in-place method calls a derivative would have to follow (in `mode`, "reverse"
+        or "forward": reverse mode cannot undo a `pop` of a differentiated list either)."""
         for op in self._all_ops():
-            if op.kind == "mutate" and any(n in self.active for _, n in op.operands):
-                from ..errors import UnsupportedSyntaxError
+            if op.kind == OpKind.MUTATE and any(n in self.active for _, n in op.operands):
                 call = op.node.value
                 raise UnsupportedSyntaxError(
                     f"the in-place method call `{self.parsed.text(call.func)}(...)` with a differentiated argument",
                     *self.parsed.where(op.node),
                     hint="build the container with item assignments (`d[key] = v`), `append`, or a new display")
-            if op.kind in ("mutate", "pop") and op.target in self.active and op.target in self.useful \
-                    and (op.kind == "mutate" or self.mode == "reverse"):
-                from ..errors import UnsupportedSyntaxError
+            if op.kind in (OpKind.MUTATE, OpKind.POP) and op.target in self.active and op.target in self.useful \
+                    and (op.kind == OpKind.MUTATE or mode == "reverse"):
                 call = op.node.value
                 raise UnsupportedSyntaxError(
                     f"the in-place method call `{self.parsed.text(call.func)}(...)` on a differentiated value",
@@ -118,22 +117,21 @@ class Analysis(Classify):
         """Writes that carry a derivative where srcad cannot follow it: into a module-level object
         or closure cell (directly or through a local alias, see aliases.py), or through an
         in-place method or function other than append."""
-        from ..errors import UnsupportedSyntaxError
         shared = self.parsed.global_writes
         for op in self._all_ops():
-            if op.kind not in ("setitem", "append", "mutate", "call"):
+            if op.kind not in (OpKind.SETITEM, OpKind.APPEND, OpKind.MUTATE, OpKind.CALL):
                 continue
             call = op.node.value if isinstance(op.node, ast.Expr) else None
-            names = [n for _, n in op.operands] if op.kind in ("setitem", "append") else \
+            names = [n for _, n in op.operands] if op.kind in (OpKind.SETITEM, OpKind.APPEND) else \
                 [n.id for a in call.args + [k.value for k in call.keywords] for n in ast.walk(a)
                  if isinstance(n, ast.Name)]
             if not any(n in self.active for n in names):
                 continue
             line = getattr(op.node, "user_line", getattr(op.node, "lineno", 0))
             text = self.parsed.line_text(line)
-            if op.kind == "call" and is_inplace_method_of_global(self.parsed, call.func, self.locals):
+            if op.kind == OpKind.CALL and is_inplace_method_of_global(self.parsed, call.func, self.locals):
                 op = Op(OpKind.MUTATE, op.node, ast.unparse(call.func.value))
-            elif op.kind == "call":
+            elif op.kind == OpKind.CALL:
                 found, obj = self._resolve(call.func) if self._global(call.func) else (False, None)
                 if found and is_inplace_func(obj):
                     raise UnsupportedSyntaxError(
@@ -147,7 +145,7 @@ class Analysis(Classify):
                     f"closure variable (`{text}`)", *self.parsed.where(op.node),
                     hint="srcad cannot follow a derivative out of the function through shared state; return "
                          "the value instead (`has_aux=True` returns extra results beside the loss)")
-            if op.kind == "mutate":
+            if op.kind == OpKind.MUTATE:
                 raise UnsupportedSyntaxError(
                     f"the in-place method call `{self.parsed.text(call.func)}(...)` with a value that depends on the "
                     f"differentiated input (`{text}`)", *self.parsed.where(op.node),

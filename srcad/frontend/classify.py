@@ -78,7 +78,6 @@ class Classify:
         try:
             b = rule.signature.bind(*args, **{k.arg: k.value for k in kws})
         except TypeError as exc:
-            from ..errors import UnsupportedSyntaxError
             if isinstance(rule.key, str) and rule.key.startswith("."):     # a method: its receiver is not listed
                 params = ", ".join(str(p) for p in list(rule.signature.parameters.values())[1:])
                 hint = (f"srcad's rule for the method `{rule.key}` takes ({params}): call it with those "
@@ -222,7 +221,7 @@ class Classify:
             elif isinstance(rhs, ast.Subscript):
                 op.rule, op.bound = lookup("op:Subscript"), {"x": rhs.value, "idx": index_expr(rhs.slice)}
             elif isinstance(rhs, (ast.Tuple, ast.List, ast.Dict)):
-                op.kind = "display"     # operands keyed by position (a dict's: of its values)
+                op.kind = OpKind.DISPLAY    # operands keyed by position (a dict's: of its values)
                 op.operands = _names(list(enumerate(rhs.values if isinstance(rhs, ast.Dict) else rhs.elts)))
                 return op
             elif isinstance(rhs, (ast.BoolOp, ast.Set)):

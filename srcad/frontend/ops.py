@@ -8,6 +8,7 @@ from enum import StrEnum
 class OpKind(StrEnum):
     """What kind of statement an Op is (a str, so `op.kind == "assign"` reads as before)."""
     ASSIGN = "assign"               # name = operation
+    DISPLAY = "display"             # name = a tuple, list or dict display (operands keyed by position)
     SETITEM = "setitem"             # name[index] = value
     APPEND = "append"               # name.append(value)
     POP = "pop"                     # name.pop(): undoing an append (generated adjoints)
