@@ -2,9 +2,10 @@
 
 The passes, in pipeline order (input -> output); srcad/transform/pipeline.py `prepare` runs them:
 
-  parse.py      function object -> `Parsed` (its syntax tree at the file's line numbers, and the
-                objects its free names resolve to); freshness.py checks the source read is the
-                code that runs, callables.py brings lambdas/methods/partials to plain functions
+  parse.py      function object -> `Parsed` (parsed.py: its syntax tree at the file's line numbers,
+                and the objects its free names resolve to); freshness.py checks the source read is
+                the code that runs, callables.py brings lambdas/methods/partials to plain functions,
+                loop_items.py rewrites writes into a loop's item (`for row in Y: row /= s`)
   fence.py      Parsed -> Parsed, unchanged; raises at the first construct srcad does not support
   aliases/      Parsed -> Parsed, tree rewritten in place: inplace.py first writes `out=`,
                 `np.copyto`, `.fill` as subscript writes, then every in-place write another name
