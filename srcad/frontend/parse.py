@@ -10,7 +10,7 @@ from ..errors import SrcadError, UnsupportedSyntaxError
 from .callables import _refuse_wrapper, transformable
 from .freshness import check_def, check_source
 from .loop_items import _loop_item_writes
-from .parsed import Parsed
+from .parsed import Parsed, Receiver
 
 __all__ = ["Parsed", "parse_function", "lambda_def"]
 
@@ -119,7 +119,7 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     _mangle_private_attributes(func, node)
     receiver = getattr(func, "__srcad_receiver__", None)
     if receiver is not None and node.args.args:
-        receiver = (node.args.args[0].arg,) + receiver + (getattr(func, "__srcad_instance__", None),)
+        receiver = Receiver(node.args.args[0].arg, *receiver, getattr(func, "__srcad_instance__", None))
     original = copy.deepcopy(node)
     env = _free_env(func)
     _default_values(func, node, env)
@@ -167,15 +167,15 @@ def _default_values(func, node, env):
     args = node.args
     positional = args.posonlyargs + args.args
     first = len(positional) - len(args.defaults)
-    pairs = [(positional[first + k], k, "pos") for k in range(len(args.defaults))] \
-        + [(a, k, "kw") for k, a in enumerate(args.kwonlyargs) if args.kw_defaults[k] is not None]
+    pairs = [(positional[first + k], k, True) for k in range(len(args.defaults))] \
+        + [(a, k, False) for k, a in enumerate(args.kwonlyargs) if args.kw_defaults[k] is not None]
     defaults, kwdefaults = func.__defaults__ or (), func.__kwdefaults__ or {}
     base = "".join(c if c.isalnum() or c == "_" else "_" for c in func.__name__)
-    for a, k, kind in pairs:
-        expr = args.defaults[k] if kind == "pos" else args.kw_defaults[k]
+    for a, k, is_positional in pairs:
+        expr = args.defaults[k] if is_positional else args.kw_defaults[k]
         if _is_literal(expr):
             continue
-        if kind == "pos":
+        if is_positional:
             if len(defaults) != len(args.defaults):
                 continue
             value = defaults[k]
@@ -188,7 +188,7 @@ def _default_values(func, node, env):
             name += "_"
         env[name] = value
         new = ast.copy_location(ast.Name(name, ast.Load()), expr)
-        if kind == "pos":
+        if is_positional:
             args.defaults[k] = new
         else:
             args.kw_defaults[k] = new

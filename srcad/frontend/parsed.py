@@ -5,9 +5,18 @@ import ast
 import builtins
 import linecache
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 _UNBOUND = object()
+
+
+class Receiver(NamedTuple):
+    """What a method's first parameter holds (methods.py resolves `self.f(...)` with it)."""
+    param: str              # the first parameter's name (`self`, `cls`)
+    kind: str               # "instance" or "class" (callables.method_function's kind)
+    cls: type               # the class the method was taken from
+    instance: object        # a weak reference to the instance, or None
 
 
 @dataclass
@@ -17,7 +26,7 @@ class Parsed:
     tree: ast.FunctionDef
     filename: str
     env: dict = field(default_factory=dict)   # free name -> object (closure cells, globals, builtins)
-    receiver: tuple = None   # a method's (first parameter, "instance"|"class", class, instance ref or None)
+    receiver: Receiver = None   # a method's first parameter and what it holds
     extra_watch: list = field(default_factory=list)   # (watch, key, object) beyond free names: callables.py
     generated: bool = False                   # srcad's own generated code, transformed again
     global_writes: set = field(default_factory=set)   # (line, name): writes into shared objects (aliases)
