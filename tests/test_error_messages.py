@@ -118,7 +118,7 @@ NOT_RENDERED = {
     "srcad/composition.py:_single:": "unreachable: the operator checked wrt when it was made",
     "srcad/composition.py:_jvp_parts:": "srcad.jvp inside f with more primals than f has positional parameters: "
                                         "tests/test_trust_inline_operators.py",
-    "srcad/frontend/normalize.py:call:the derivative of the tangent code of `": (
+    "srcad/frontend/normalize/calls.py:call:the derivative of the tangent code of `": (
         "reached only by transforming generated tangent code again (forward over forward, which no public "
         "operator runs): tests/test_systematic.py's custom_jvp_checked case"),
     "srcad/runtime/compose.py:_plain_value:": "a pytree through a composed jacobian: found at run time, no line",
@@ -128,24 +128,24 @@ NOT_RENDERED = {
     "srcad/frontend/inplace.py:fail:": "inplace's one raise; every inplace case goes through it",
     # the helpers every frontend error goes through: reached by every frontend case
     "srcad/frontend/fence.py:fail:": "the fence's one raise; every fence case goes through it",
-    "srcad/frontend/normalize.py:fail:": "normalize's one raise; every normalize case goes through it",
+    "srcad/frontend/normalize/driver.py:fail:": "normalize's one raise; every normalize case goes through it",
     "srcad/transform/forward.py:fail:forward": "forward's one raise; the forward cases go through it",
     "srcad/frontend/fence.py:generic_visit:async comprehensions": (
         "unreachable: Python rejects an async comprehension outside an async function, and async "
         "functions are rejected before (parse.py)"),
-    "srcad/frontend/normalize.py:s_AugAssign:augmented assignment to ": (
+    "srcad/frontend/normalize/statements.py:s_AugAssign:augmented assignment to ": (
         "unreachable: Python allows `+=` only on names, subscripts and attributes; attributes are fenced"),
-    "srcad/frontend/normalize.py:flat:the expression ": (
+    "srcad/frontend/normalize/expressions.py:flat:the expression ": (
         "unreachable: every expression kind is normalized or fenced before (a safety net)"),
-    "srcad/frontend/normalize.py:stmt:the statement ": (
+    "srcad/frontend/normalize/statements.py:stmt:the statement ": (
         "unreachable: every statement kind is normalized or fenced before (a safety net)"),
-    "srcad/frontend/analyze.py:_call:the name `": (
+    "srcad/frontend/classify.py:_call:the name `": (
         "unreachable from user code: normalize reports an undefined name first (a safety net)"),
     "srcad/frontend/parse.py:parse_function: as a function definition (lambdas cannot be trans": (
         "unreachable: inspect gives the source of a def or a lambda, and lambdas are handled before"),
     "srcad/frontend/parse.py:parse_function:a function whose source cannot be parsed on its ow": (
         "reached only by source inspect cannot cut out on its own; no such function is known"),
-    "srcad/frontend/normalize.py:bind:starred unpacking": "unreachable: the fence rejects starred targets first",
+    "srcad/frontend/normalize/statements.py:bind:starred unpacking": "unreachable: the fence rejects starred targets first",
     "srcad/runtime/indexing.py:_field_index:: srcad cannot differentiate `.": (
         "unreachable from user code: an attribute that is not a namedtuple field fails in Python first"),
     "srcad/frontend/parse.py:lambda_def:a lambda whose source srcad cannot find": (

@@ -91,7 +91,7 @@ def test_every_pass_class_says_what_it_does():
 
 def test_the_pass_classes_are_documented_as_passes():
     want = {"Reverse": "transform/reverse/driver.py", "Forward": "transform/forward.py", "Unit": "transform/unit.py",
-            "Analysis": "frontend/analyze.py", "Normalizer": "frontend/normalize.py",
+            "Analysis": "frontend/analyze.py", "Normalizer": "frontend/normalize/driver.py",
             "_Aliases": "frontend/aliases/analysis.py", "_Desugar": "frontend/inplace.py", "_Fence": "frontend/fence.py",
             "_Lowerer": "frontend/jumps.py"}
     found = {}

@@ -1,4 +1,4 @@
-"""The normalize pass on its own (srcad/frontend/normalize.py): one operation per statement, jumps
+"""The normalize pass on its own (srcad/frontend/normalize/): one operation per statement, jumps
 lowered to flags, every loop over a range, user lines kept; and the normalized function, run as
 Python, computes what the user's function computes (the user's function is the reference)."""
 import ast

@@ -88,6 +88,8 @@ def test_declarations_are_checked():
         registry.defrule(object(), "x, axis", "g", "x_dot", discrete="axes")
     with pytest.raises(ValueError, match="declared discrete and has a template"):
         registry.defrule(object(), "x, axis", ("g", "g"), "x_dot", discrete="axis")
+    with pytest.raises(TypeError, match="declare a Spelling or a WhereReduction"):
+        registry.declare(object(), spelling="axes")     # a typed fact, not its old string
 
 
 def test_no_parameter_is_decided_by_name():

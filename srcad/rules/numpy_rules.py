@@ -15,7 +15,7 @@ import scipy.signal
 import scipy.special
 
 from .. import runtime as rt
-from .registry import declare, defnondiff, defrule
+from .registry import Spelling, WhereReduction, declare, defnondiff, defrule
 
 # ---- arithmetic operators and their numpy names ------------------------------------------
 defrule(["op:Add", np.add], "x, y", ("g", "g"), ("x_dot", "y_dot"), broadcast=True)
@@ -546,11 +546,11 @@ from . import stats_rules  # noqa: F401,E402
 # sublist form (literal lists) is its subscripts string; a reduction with where=m reduces
 # np.where(m, x, fill) (mean: the sum divided by the mask's count; max/min: `initial` joined in with
 # np.maximum/np.minimum, numpy asks for it with where=)
-declare(".transpose", spelling="axes")
-declare([np.clip, ".clip"], spelling="min-max")
-declare(np.einsum, spelling="sublists")
-declare([np.sum, ".sum"], spelling=("where", 0, "sum", None))
-declare([np.prod, ".prod"], spelling=("where", 1, "prod", None))
-declare([np.mean, ".mean"], spelling=("where-mean", 0, "sum", None))
-declare([np.max, np.amax, ".max"], spelling=("where-initial", None, "max", "maximum"))
-declare([np.min, np.amin, ".min"], spelling=("where-initial", None, "min", "minimum"))
+declare(".transpose", spelling=Spelling.AXES)
+declare([np.clip, ".clip"], spelling=Spelling.MIN_MAX)
+declare(np.einsum, spelling=Spelling.SUBLISTS)
+declare([np.sum, ".sum"], spelling=WhereReduction("sum", fill=0))
+declare([np.prod, ".prod"], spelling=WhereReduction("prod", fill=1))
+declare([np.mean, ".mean"], spelling=WhereReduction("sum", fill=0, mean=True))
+declare([np.max, np.amax, ".max"], spelling=WhereReduction("max", joiner="maximum"))
+declare([np.min, np.amin, ".min"], spelling=WhereReduction("min", joiner="minimum"))

@@ -10,6 +10,26 @@ import ast
 import contextlib
 import inspect
 from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Spelling(Enum):
+    """Another spelling of a call, which the normalizer rewrites to the one a rule is for
+    (frontend/normalize/spellings.py); a reduction's where=/initial= is a `WhereReduction`."""
+    AXES = "axes"               # x.transpose(1, 0, 2) is x.transpose((1, 0, 2))
+    MIN_MAX = "min-max"         # clip(min=, max=) is np.clip(x, min, max)
+    SUBLISTS = "sublists"       # np.einsum's sublist form (literal lists) is its subscripts string
+
+
+@dataclass(frozen=True)
+class WhereReduction:
+    """A reduction with `where=m` (or `initial=`) spelled as `np.<reducer>` of np.where(m, x, fill);
+    `mean`: that sum divided by the count of m; `joiner` (max/min): `initial` joined in with
+    `np.<joiner>` (np.maximum/np.minimum), and `initial` is also the fill."""
+    reducer: str
+    fill: object = None
+    joiner: str = None
+    mean: bool = False
 
 
 @dataclass
@@ -47,10 +67,8 @@ class Rule:
     fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
     cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
-    spelling: object = None     # another spelling of the call the normalizer rewrites to this rule's
-    #                             (frontend/normalize.py `spelling`): "axes" (x.transpose(1, 0, 2)),
-    #                             "min-max" (clip(min=, max=)), "sublists" (einsum's sublist form), or
-    #                             (how, fill, reducer, joiner) for a reduction's where=/initial=
+    spelling: Spelling | WhereReduction = None  # another spelling of the call the normalizer
+    #                             rewrites to this rule's (frontend/normalize/spellings.py)
     refusal: str = None         # a function with no rule: what to write instead (the MissingRuleError's fix)
     written_as: tuple = None    # an in-place call f(y, a, b) rewritten y[...] = rt.<helper>(y, a, b, option):
     #                             (helper, option) (frontend/inplace.py)
@@ -153,6 +171,8 @@ def declare(keys, **facts):
     unknown = set(facts) - set(_FACTS)
     if unknown:
         raise ValueError(f"unknown operation facts: {sorted(unknown)}")
+    if not isinstance(facts.get("spelling", Spelling.AXES), (Spelling, WhereReduction)):
+        raise TypeError(f"spelling={facts['spelling']!r}: declare a Spelling or a WhereReduction")
     _FILLED[0] += 1
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         entry = _TABLE.get(key) or _FACTS_ONLY.get(key)

@@ -218,7 +218,7 @@ defnondiff([rt.unit_direction])
 defnondiff([rt.lists.items_are_views], pure=True)
 defrule(rt.lists.loop_item, "v", "g", "v_dot")
 declare(rt.lists.loop_item, pure=True)
-# the divisor of np.mean(x, where=m) (frontend/normalize.py spells it np.sum(np.where(m, x, 0)) / count)
+# the divisor of np.mean(x, where=m) (frontend/normalize/spellings.py spells it np.sum(np.where(m, x, 0)) / count)
 defnondiff([rt.where_count], pure=True)
 
 # ---- facts the cleanup and fusion passes read about the helpers ------------------------------

@@ -121,7 +121,7 @@ def index_join_jvp(d, items, k, how):
     return np.concatenate(pieces, axis=0 if how == "r" else -1)
 
 
-# ---- `for row in Y: row /= s` (frontend/parse.py: the loop's item written in place) ------------
+# ---- `for row in Y: row /= s` (frontend/loop_items.py: the loop's item written in place) ------------
 def items_are_views(seq, indexed=False):
     """Does writing into an item of `for t in seq` write into seq? Yes for the rows of an array
     of two or more axes (views) and for a list or tuple of arrays (the arrays themselves); no for

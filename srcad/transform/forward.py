@@ -7,7 +7,7 @@ placeholder. Control flow is kept as it is: the tangent of an `if` is the same `
 import ast
 
 from ..errors import MissingRuleError
-from ..syntax import N, assign, ast_copy, comment, rt
+from ..syntax import N, assign, ast_copy, comment, index_expr, rt
 from .templates import bound_mapping, instantiate, param_of, primal_statement
 
 
@@ -62,7 +62,6 @@ class Forward:
                 v = op.rhs
                 v_dot = N(self.dot(v.id)) if isinstance(v, ast.Name) and self.carries(v.id) else ast.Constant(0.0)
                 idx = ast_copy(st.targets[0].slice)
-                from ..frontend.analyze import index_expr
                 code.append(assign(self.dot(op.target), rt("set_at", N(self.dot(op.target)), N(op.target),
                                                             index_expr(idx), v_dot)))
             return code

@@ -1,0 +1,44 @@
+"""Op: what one normalized statement does, the record the analysis fills in (classify.py) and
+the modes read (its kind, target, the rule that differentiates it, its operands)."""
+import ast
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class OpKind(StrEnum):
+    """What kind of statement an Op is (a str, so `op.kind == "assign"` reads as before)."""
+    ASSIGN = "assign"               # name = operation
+    DISPLAY = "display"             # name = a tuple, list or dict display (operands keyed by position)
+    SETITEM = "setitem"             # name[index] = value
+    APPEND = "append"               # name.append(value)
+    POP = "pop"                     # name.pop(): undoing an append (generated adjoints)
+    MUTATE = "mutate"               # an in-place method or function on name
+    RESTORE_ITEM = "restore_item"   # generated adjoints undoing a dict item write
+    CALL = "call"                   # a call for its effect
+    IF = "if"
+    FOR = "for"
+    WHILE = "while"
+    RETURN = "return"
+    BREAK = "break"
+    OTHER = "other"
+
+
+@dataclass
+class Op:
+    """What one normalized statement does: its kind, target, the rule that differentiates it,
+    and the operands that may carry a derivative."""
+    kind: OpKind
+    node: ast.AST
+    target: str = None
+    rhs: ast.AST = None
+    rule: object = None
+    bound: dict = field(default_factory=dict)     # rule parameter -> argument atom
+    operands: list = field(default_factory=list)  # [(param, name)] arguments that may carry derivatives
+    callee: object = None                         # a user function, transformed too
+    missing: str = None                           # a called function that has no rule
+    missing_fix: str = None                       # what to write instead (the registry's `refusal` fact)
+    unsupported: tuple = None                     # (construct, hint): refused if it carries a derivative
+    receiver: object = None                       # what a method callee takes first (an atom)
+
+    def __post_init__(self):
+        self.kind = OpKind(self.kind)     # a kind that is none of OpKind's is an error here
