@@ -22,7 +22,7 @@ else:
     from ._display import GeneratedCode, emit
     from .checkpointing import checkpoint
     from .custom import custom_jvp, custom_vjp
-    from .rules.registry import nondifferentiable, register_jvp, register_vjp
+    from .rules.user import nondifferentiable, register_jvp, register_vjp
     from .sparse import accumulate
     from .tree import tree_flatten, tree_leaves, tree_map, tree_unflatten
 

@@ -8,6 +8,7 @@ import hashlib
 import importlib
 import importlib.util
 import os
+import pathlib
 import re
 import stat
 import subprocess
@@ -94,7 +95,7 @@ def test_the_directory_is_the_users_cache_location_and_private(fresh_cache, monk
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
         assert cache.location() == tmp_path / "xdg" / "srcad"
         monkeypatch.delenv("XDG_CACHE_HOME")
-        assert cache.location() == cache.Path.home() / ".cache" / "srcad"
+        assert cache.location() == pathlib.Path.home() / ".cache" / "srcad"
     monkeypatch.setenv("SRCAD_CACHE_DIR", str(fresh_cache))
     _, mod = write_module(tmp_path, "cache_loc_mod", 1)
     np.testing.assert_allclose(srcad.grad(mod.f1)(X), want(1))

@@ -261,15 +261,16 @@ defrule(np.nan_to_num, "x, copy=True, nan=0.0, posinf=None, neginf=None", "g * n
 
 # ---- parts of real arrays: np.real, np.real_if_close and np.conj are the identity there, np.imag
 # and np.angle constant (a complex argument: MissingRuleError, srcad differentiates real arrays)
-_REAL = "rt.elementwise.real_only({0}, x, {1!r})"
-for _keys, _name, _same in (([np.real, ".real"], "np.real", True), ([np.conj, np.conjugate, ".conj", ".conjugate"],
-                                                                    "np.conj", True),
-                            ([np.real_if_close], "np.real_if_close", True), ([np.imag, ".imag"], "np.imag", False),
-                            ([np.angle], "np.angle", False)):
-    _params = "x, tol=100" if _name == "np.real_if_close" else ("x, deg=False" if _name == "np.angle" else "x")
-    _discrete = {"np.real_if_close": "tol", "np.angle": "deg"}.get(_name, "")
-    defrule(_keys, _params, _REAL.format("g" if _same else "0.0 * g", _name),
-            _REAL.format("x_dot" if _same else "0.0 * x_dot", _name), discrete=_discrete)
+defrule([np.real, ".real"], "x", "rt.elementwise.real_only(g, x, 'np.real')",
+        "rt.elementwise.real_only(x_dot, x, 'np.real')")
+defrule([np.conj, np.conjugate, ".conj", ".conjugate"], "x", "rt.elementwise.real_only(g, x, 'np.conj')",
+        "rt.elementwise.real_only(x_dot, x, 'np.conj')")
+defrule(np.real_if_close, "x, tol=100", "rt.elementwise.real_only(g, x, 'np.real_if_close')",
+        "rt.elementwise.real_only(x_dot, x, 'np.real_if_close')", discrete="tol")
+defrule([np.imag, ".imag"], "x", "rt.elementwise.real_only(0.0 * g, x, 'np.imag')",
+        "rt.elementwise.real_only(0.0 * x_dot, x, 'np.imag')")
+defrule(np.angle, "x, deg=False", "rt.elementwise.real_only(0.0 * g, x, 'np.angle')",
+        "rt.elementwise.real_only(0.0 * x_dot, x, 'np.angle')", discrete="deg")
 defrule(np.fft.fftshift, "x, axes=None", "rt.shapes.lin(np.fft.ifftshift, g, axes)",
         "rt.shapes.lin(np.fft.fftshift, x_dot, axes)", discrete="axes")
 defrule(np.fft.ifftshift, "x, axes=None", "rt.shapes.lin(np.fft.fftshift, g, axes)",
@@ -386,19 +387,6 @@ declare([scipy.integrate.odeint, scipy.integrate.solve_ivp],
         refusal="write the integrator's loop in NumPy (say fixed-step Runge-Kutta over the time grid), which "
                 "srcad differentiates, or put the solve in a function of your own and give it a rule with "
                 "srcad.custom_vjp (the adjoint ODE): SciPy's ODE solvers have no rule in srcad")
-defrule(rt.shapes.select_vjp, "g, condlist, choicelist", None, ("rt.shapes.select_vjp(g_dot, condlist, choicelist)", "0", "0"))
-defrule(rt.shapes.select_default_vjp, "g, condlist, default", None,
-        ("rt.shapes.select_default_vjp(g_dot, condlist, default)", "0", "0"))
-defrule(rt.shapes.rollaxis_vjp, "g, a, axis, start=0", None, ("rt.shapes.rollaxis_vjp(g_dot, a, axis, start)", "0"),
-        discrete="axis start")
-defrule(rt.shapes.partition_vjp, "g, x, kth, axis=-1", None, ("rt.shapes.partition_vjp(g_dot, x, kth, axis)", "0"),
-        discrete="kth axis")
-defrule(rt.shapes.partition_jvp, "x_dot, x, kth, axis=-1", None, ("rt.shapes.partition_jvp(x_dot_dot, x, kth, axis)", "0"),
-        discrete="kth axis")
-defrule(rt.shapes.stacked_vjp, "g, tup, how", None, ("rt.shapes.stacked_vjp(g_dot, tup, how)", "0"), discrete="how")
-defrule(rt.shapes.split_vjp, "g, ans_, axis=0", None, ("rt.shapes.split_vjp(g_dot, ans_, axis)", "0"),
-        discrete="axis")
-defnondiff([rt.shapes.inner_axes])
 
 # ---- constructors whose values come from their arguments ---------------------------------
 defrule(np.full, "shape, fill_value, dtype=None, order='C'", (None, "rt.unbroadcast(g, fill_value)"),
@@ -479,67 +467,13 @@ defnondiff([".startswith", ".endswith", ".lower", ".upper", ".strip", ".split", 
 # draw moves with loc and scale; write loc + scale * np.random.standard_normal(size))
 defnondiff([np.random.default_rng, np.random.rand, np.random.randn, np.random.randint, np.random.seed,
             np.random.standard_normal, np.random.random])
-# ---- memory: which results share memory with an argument, which calls write in place ------------
-# (read by the alias analysis, frontend/aliases.py; a function or method not declared here makes
-# a new value: an unknown method of a local value is a fresh object, an unknown attribute a view)
-declare([np.reshape, np.ravel, np.transpose, np.squeeze, np.asarray, np.asanyarray,
-         np.ascontiguousarray, np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d,
-         np.expand_dims, np.swapaxes, np.moveaxis, np.rollaxis, np.broadcast_to,
-         np.broadcast_arrays, np.diagonal, np.real, np.imag, np.flip, np.fliplr, np.flipud,
-         np.rot90, np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit,
-         np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view,
-         builtins.list, builtins.tuple, builtins.reversed, builtins.iter, builtins.next,
-         builtins.zip, builtins.enumerate, builtins.sorted, builtins.max, builtins.min,
-         builtins.dict], alias="view")
-declare([".reshape", ".ravel", ".view", ".transpose", ".swapaxes", ".squeeze", ".diagonal", ".conj"], alias="view")
-# methods whose result is an item of the receiver (a container), or a view of it (an array)
-declare([".get", ".pop", ".popitem", ".setdefault", ".values", ".items", ".__getitem__"], alias="item")
-# attributes that share the receiver's memory, and those that share none
-declare([".T", ".mT", ".real", ".imag", ".flat", ".data", ".indices", ".indptr", ".row", ".col", ".base"],
-        alias="view-attribute")
-declare([".shape", ".ndim", ".size", ".dtype", ".nnz", ".itemsize", ".nbytes", ".format"], alias="plain-attribute")
-# methods that change their receiver (those that put their arguments into it: adds_items)
-declare([".fill", ".put", ".resize", ".setfield", ".itemset", ".partition", ".byteswap", ".eliminate_zeros",
-         ".sum_duplicates", ".sort_indices", ".setdiag", ".prune"], inplace=True)
-# (those of lists, dicts and sets: "container"; as values, `v = d.pop(k)`, they are not differentiated)
-declare([".pop", ".remove", ".clear", ".reverse", ".popitem", ".sort"], inplace="container")
-declare([".extend", ".insert", ".update", ".setdefault"], inplace="container", adds_items=True)
-declare([".append", ".add"], inplace=True, adds_items=True)
-declare([".keys", ".values", ".items"], kind="dict-view")     # a dict's keys, values, items
-# numpy functions that write into their first argument
-declare([np.put, np.place, np.putmask, np.fill_diagonal, np.copyto, np.put_along_axis], inplace=True)
-
-# ---- effects: read by the cleanup pass (which drops or reuses only calls without effects) -----------
-# NumPy and SciPy functions are pure except these (and a call given `out=`); a chain through one
-# of them (np.random.normal, np.add.at) has effects too
-declare([np.random, np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis, np.seterr,
-         np.errstate, np.save, np.savez, np.savez_compressed, np.savetxt, np.load, np.loadtxt, np.fromfile,
-         np.memmap, np.set_printoptions], pure=False)
-declare([".at", ".tofile"], pure=False)
-declare([len, range, reversed, float, int, abs, min, max, tuple, list, zip, enumerate, bool, isinstance, round,
-         builtins.sum], pure=True)
-
-# ---- the kind of a call's result: read by the kinds pass (transform/kinds.py) ----------------
-# (x, axis, keepdims): a number or an array of one less dimension; a full sum's (mean's) adjoint
-# is its cotangent spread (and divided by the count): "reduction:sum", "reduction:mean"
-declare([np.max, np.amax, ".max", np.min, np.amin, ".min", np.prod, ".prod"], kind="reduction")
-declare([np.sum, ".sum"], kind="reduction:sum")
-declare([np.mean, ".mean"], kind="reduction:mean")
-declare([np.copy, ".copy", np.zeros_like, np.ones_like, np.empty_like, np.full_like], kind="same")
-declare([len, int], kind="int")           # a Python int (with one argument)
-declare([np.stack, np.array, np.asarray], kind="stacked")      # of a list of arrays: one more dimension
-declare(np.concatenate, kind="joined")       # of a list of arrays: along an axis
-declare([np.matmul, np.dot, ".dot"], kind="matmul")
-declare([".T", ".mT"], kind="transpose")      # attributes that are certainly an array's view (not a number's)
-# calls that read only the items of their list operands (the kinds of those items stay known)
-declare([np.stack, np.concatenate, np.array, np.asarray, np.vstack, np.hstack, len, builtins.sum], reads_items=True)
 
 from . import runtime_rules  # noqa: E402,F401  (rules of the helpers generated code calls)
 from . import sparse_rules  # noqa: F401
 from . import linalg_rules  # noqa: F401,E402
 from . import special_rules  # noqa: F401,E402
-
 from . import stats_rules  # noqa: F401,E402
+from . import analysis_facts  # noqa: F401,E402  (memory, effects and kinds: what the passes know besides derivatives)
 
 # ---- other spellings of calls srcad has rules for, rewritten by the normalizer ---------------------
 # x.transpose(1, 0, 2) is x.transpose((1, 0, 2)); clip(min=, max=) is np.clip(x, min, max); einsum's

@@ -37,6 +37,21 @@ defrule(rt.getitem_matmul, "x, idx, y",
 defrule(rt.outer, "a, b", ("rt.unbroadcast(g @ b, a)", "rt.unbroadcast(a @ g, b)"),
         ("rt.outer(a_dot, b)", "rt.outer(a, b_dot)"))
 
+# ---- adjoints of the shape functions (np.select, np.rollaxis, np.partition, the stacks, the splits) --
+defrule(rt.shapes.select_vjp, "g, condlist, choicelist", None, ("rt.shapes.select_vjp(g_dot, condlist, choicelist)", "0", "0"))
+defrule(rt.shapes.select_default_vjp, "g, condlist, default", None,
+        ("rt.shapes.select_default_vjp(g_dot, condlist, default)", "0", "0"))
+defrule(rt.shapes.rollaxis_vjp, "g, a, axis, start=0", None, ("rt.shapes.rollaxis_vjp(g_dot, a, axis, start)", "0"),
+        discrete="axis start")
+defrule(rt.shapes.partition_vjp, "g, x, kth, axis=-1", None, ("rt.shapes.partition_vjp(g_dot, x, kth, axis)", "0"),
+        discrete="kth axis")
+defrule(rt.shapes.partition_jvp, "x_dot, x, kth, axis=-1", None, ("rt.shapes.partition_jvp(x_dot_dot, x, kth, axis)", "0"),
+        discrete="kth axis")
+defrule(rt.shapes.stacked_vjp, "g, tup, how", None, ("rt.shapes.stacked_vjp(g_dot, tup, how)", "0"), discrete="how")
+defrule(rt.shapes.split_vjp, "g, ans_, axis=0", None, ("rt.shapes.split_vjp(g_dot, ans_, axis)", "0"),
+        discrete="axis")
+defnondiff([rt.shapes.inner_axes])
+
 # ---- adjoints of reductions (linear in g; weights piecewise constant in x) -------------------
 # (a helper linear in the derivative it carries: its adjoint is its transpose, the twin helper)
 defrule(rt.sum_vjp, "c, x, axis=None, keepdims=False", ("rt.unbroadcast(rt.sum_jvp(g, axis, keepdims), c)", "0"),
