@@ -1,10 +1,13 @@
 """The analyses built on srcad/dataflow.py (kinds, aliases, a checkpointed loop's state, the
 names that hold dicts): one fact each, on a small program, against an answer worked out by hand."""
 import ast
+import textwrap
 
 import numpy as np
+import pytest
 
 import srcad
+from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.analyze import Analysis
 from srcad.transform.kinds import UNKNOWN, Kind, Kinds, param_kinds, signature
 from srcad.transform.pipeline import prepare
@@ -62,3 +65,47 @@ def test_kinds_a_loop_head_joins_what_an_iteration_brings_back_not_its_middle():
     assert k.exit_of_body("y") == x_shaped
     x = np.array([0.3, -0.2, 0.5])
     assert_grad_close(k_rank_down_and_up, (x, 2), srcad.grad(k_rank_down_and_up)(x, 2))
+
+
+# ---- aliases -----------------------------------------------------------------------------------
+def a_alias_from_the_second_iteration(x, n):
+    y = x * 1.0
+    z = np.zeros(3)
+    for i in range(n):
+        w = z           # the zeros in the first iteration; y from the second on
+        z = y
+    w[0] = 1.0
+    return np.sum(y)
+
+
+def a_no_alias(x, n):
+    y = x * 1.0
+    z = np.zeros(3)
+    for i in range(n):
+        w = z
+    w[0] = 1.0
+    return np.sum(y)
+
+
+def test_aliases_a_name_that_holds_another_from_the_second_iteration_on():
+    # by hand: after the loop w may be y (n >= 2), so writing w[0] changes y, which is read again
+    with pytest.raises(UnsupportedSyntaxError, match=r"`w\[0\] = 1.0`.*may share memory with `y`"):
+        srcad.grad(a_alias_from_the_second_iteration)(np.ones(3), 2)
+    # without `z = y`, w is only ever the zeros: y's gradient is ones
+    np.testing.assert_array_equal(srcad.grad(a_no_alias)(np.array([0.5, 1.0, 2.0]), 2), np.ones(3))
+
+
+# ---- a checkpointed iteration's reads ----------------------------------------------------------
+def test_checkpoint_a_name_a_pop_unbinds_is_read_by_the_next_inner_iteration():
+    from srcad.transform.checkpoint import _exposed
+    code = ast.parse(textwrap.dedent("""
+        s = 0.0
+        for j in range(m):
+            t = s * 2.0
+            s = tape.pop()
+        u = t
+        """)).body
+    # by hand: the first inner iteration reads the s bound above; the pop gives s back its value
+    # on entry to the block, which the second iteration reads; t may be unbound (no iteration)
+    assert _exposed(code, "tape") == {"range", "m", "tape", "s", "t"}
+    assert _exposed(code[:1] + code[2:], "tape") == {"t"}
