@@ -46,6 +46,10 @@ The analyses built on it: cleanup's liveness (backward) and must-be-zero (forwar
 of values (transform/kinds/), the alias state (frontend/aliases/), the names a checkpointed
 loop's iteration reads from the one before (transform/checkpoint.py, `_exposed`).
 
+Where the code a fixed point runs over is made while it is analysed (Reverse writes a loop's
+adjoint and learns its ownership facts at once), `fixpoint(x, step, meet)` is the loop head
+alone: x met with step(x) until it stops moving.
+
 Flow-insensitive problems (activity: what depends on a differentiated input; usefulness: what
 reaches the output) are reachability over a dependence graph: `reach` is their worklist.
 """
@@ -190,6 +194,23 @@ class Dataflow(Generic[Fact]):
         if isinstance(st, (ast.Return, ast.Raise)):
             return self.exit(st, out)
         return self.transfer(st, out)
+
+
+def fixpoint(x: Fact, step: Callable[[Fact], Fact], meet: Optional[Callable[[Fact, Fact], Fact]] = None,
+             limit: Optional[int] = None) -> Fact:
+    """The first fact from x on that one more step leaves as it is: x = meet(x, step(x)) (meet
+    None: x = step(x)) until unchanged. step may record what it makes along the way (the last
+    call's is the one that holds). After `limit` steps without settling: RuntimeError."""
+    rounds = 0
+    while True:
+        y = step(x)
+        new = y if meet is None else meet(x, y)
+        if new == x:
+            return x
+        x = new
+        rounds += 1
+        if limit is not None and rounds >= limit:
+            raise RuntimeError(f"no fixed point after {limit} steps")
 
 
 def reach(seeds: Iterable[Hashable], successors: Callable[[Hashable], Iterable[Hashable]]) -> set:
