@@ -16,7 +16,7 @@ token of their name; an operation derives its result's token from its operands' 
 has x's shape; `A @ x` has the token ("@", A's, x's)); a loop joins what each iteration brings
 until nothing changes. What is not sure is None: unknown stays general, never wrong.
 
-Input: a normalized function (one operation per statement, see frontend/normalize.py), its
+Input: a normalized function (one operation per statement, see srcad/frontend/normalize), its
 Analysis (the op of each statement), and the kinds of its parameters (from the signature; None
 when there is no signature). Output: `before(st, name)`, `result(st)`, `exit(st, name)`,
 `exit_of_body(name)`. Invariant: a kind is only ever an over-approximation (joins weaken, never
