@@ -67,6 +67,25 @@ def test_kinds_a_loop_head_joins_what_an_iteration_brings_back_not_its_middle():
     assert_grad_close(k_rank_down_and_up, (x, 2), srcad.grad(k_rank_down_and_up)(x, 2))
 
 
+
+def k_rebound_after_the_loop(x, n):
+    s = x * 2.0
+    for i in range(n):
+        s = s * 3.0
+    s = np.sum(s)
+    return s
+
+
+def test_kinds_at_a_loops_exit_are_those_at_its_exit_not_after_later_statements():
+    # by hand: when the loop ends s is x-shaped; only the statement after it makes s a number
+    # (the environment stored for the loop's exit was the one later assignments wrote into)
+    fn, k = _kinds(k_rebound_after_the_loop, np.zeros(3), 2)
+    loop = _loop(fn)
+    assert k.exit(loop, "s") == Kind("array", "d", 1, ("param", "x"))
+    assert k.exit_of_body("s").rank0
+    x = np.array([0.3, -0.2, 0.5])
+    assert_grad_close(k_rebound_after_the_loop, (x, 2), srcad.grad(k_rebound_after_the_loop)(x, 2))
+
 # ---- aliases -----------------------------------------------------------------------------------
 def a_alias_from_the_second_iteration(x, n):
     y = x * 1.0
