@@ -61,7 +61,7 @@ def _fresh(watch):
 
 def text(func, mode="reverse", wrt=0, variant="plain", sig=None):
     """The generated module text of func's derivative (the plain `<f>_vjp` / `<f>_jvp` of emit);
-    sig, an abstract signature (transform/kinds.py), specialises it to arguments of those kinds."""
+    sig, an abstract signature (transform/kinds/), specialises it to arguments of those kinds."""
     return _entry(_key(func, mode, wrt, (), variant, sig), func, mode, wrt, (), variant, sig)[0]
 
 
@@ -85,7 +85,7 @@ def entry(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
 
 def module(func, mode, wrt, row_sparse=(), variant="plain", sig=None):
     """The loaded module of func's derivative; its main function is `module.srcad_main`. With an
-    abstract signature sig (transform/kinds.py: the kinds of the call's arguments) the code is
+    abstract signature sig (transform/kinds/: the kinds of the call's arguments) the code is
     specialised to arguments of those kinds, and cached per signature."""
     key = _key(func, mode, wrt, row_sparse, variant, sig)
     mod = _MODULES.get(key)

@@ -4,6 +4,8 @@ worked out by hand, and through the two analyses built on it (cleanup's liveness
 import ast
 import textwrap
 
+import pytest
+
 from srcad.dataflow import Dataflow
 from srcad.transform.cleanup import cleanup
 from srcad.syntax import to_source
@@ -162,3 +164,20 @@ def _activity_example(x, n):
     unused = y * 3.0
     z = y * k
     return z
+
+
+def test_fixpoint_meets_each_step_until_nothing_moves():
+    from srcad.dataflow import fixpoint
+    # names made live by a loop body that reads, in its next iteration, what a later statement
+    # made live: a -> b -> c, found one per step (by hand: three steps, then nothing new)
+    edges = {"a": {"b"}, "b": {"c"}, "c": set()}
+    seen = []
+
+    def step(live):
+        seen.append(set(live))
+        return set().union(*(edges[n] for n in live)) | live
+    assert fixpoint({"a"}, step, lambda x, y: x | y) == {"a", "b", "c"}
+    assert seen == [{"a"}, {"a", "b"}, {"a", "b", "c"}]
+    assert fixpoint(5, lambda x: max(x - 1, 2)) == 2        # no meet: the step's value itself
+    with pytest.raises(RuntimeError):
+        fixpoint(0, lambda x: x + 1, limit=10)

@@ -1,4 +1,4 @@
-"""Kinds (srcad/transform/kinds.py): the abstract signature of a call, the kind inference over a
+"""Kinds (srcad/transform/kinds/): the abstract signature of a call, the kind inference over a
 normalized function, and what the adjoint does with them (checked against finite differences)."""
 import ast
 import re

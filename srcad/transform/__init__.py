@@ -8,9 +8,10 @@ point, with every option in one `Options` value:
                  (srcad.emit(f, stage=NAME) prints the code after it)
   unit.py        the bookkeeping of one generated module: callees derived once each, fresh
                  names, the objects the module reaches (imports and supplied names)
-  kinds.py       normalized FunctionDef + Analysis + the call's abstract signature -> the kind of
+  kinds/         normalized FunctionDef + Analysis + the call's abstract signature -> the kind of
                  each value (category, dtype, rank, shape token) at each statement; the modes
-                 write leaner code where a kind is sure
+                 write leaner code where a kind is sure (lattice, signature, operations, and the
+                 analysis: a forward problem on srcad/dataflow.py)
   reverse/       normalized FunctionDef + Analysis -> adjoint FunctionDef `<f>_vjp` (primal sweep
                  with a tape, then the adjoint sweep), one module per idea: driver (the Reverse
                  class and its run), adjoint (statements), control (branches and loops), primal

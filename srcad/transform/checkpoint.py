@@ -27,6 +27,7 @@ rewrites each function's nodes in place.
 import ast
 from typing import TYPE_CHECKING
 
+from ..dataflow import Dataflow
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import ANY, FactSet
 from ..syntax import N, assign, ast_copy, comment, names_read, rt
@@ -126,12 +127,12 @@ def _rewrite(rev, fn, pblock, P, ablock, A, live):
     stored = _stored(taped)
     # what an iteration reads from the one before (pops make a name read its entry value again);
     # the tape's saves of other names keep values nobody reads: those start as None in the step
-    exposed = _exposed(untaped + A.body, set(), tape)[0]
+    exposed = _exposed(untaped + A.body, tape)
     # arrays and lists the body writes into in place are state too: a snapshot must copy them
     in_place = _written_in_place(untaped)
     state = sorted(((stored & (exposed | outside)) | in_place) - {i, tape})
     bars = sorted(set(live) & _stored(A.body))
-    saved_only = sorted((_exposed(taped + A.body, set(), tape)[0] & (stored | _stored(A.body)))
+    saved_only = sorted((_exposed(taped + A.body, tape) & (stored | _stored(A.body)))
                         - set(state) - set(bars) - {i, tape})
     # a state variable the function may not have bound before the loop starts as None
     params = set(rev.params)
@@ -249,35 +250,48 @@ def _is_pop(value, tape):
             and isinstance(value.func.value, ast.Name) and value.func.value.id == tape)
 
 
-def _exposed(block, bound, tape):
-    """(names read in block before every path through it has bound them, names bound after it),
-    conservatively. `v = tape.pop()` unbinds v: it gives v back the value it had on entry."""
-    out = set()
-    bound = set(bound)
-    for st in block:
+class _Exposed(Dataflow):
+    """Names read before every path has bound them, a forward must-problem on srcad/dataflow.py:
+    the fact is the set of names bound on every path so far (meet: intersection), the reads of
+    other names are collected in `exposed`. `v = tape.pop()` unbinds v: it gives v back the value
+    it had on entry."""
+
+    forward = True
+
+    def __init__(self, tape):
+        self.tape = tape
+        self.exposed: set = set()
+
+    def meet(self, a, b):
+        return a & b
+
+    def test(self, e, bound):
+        self.exposed |= _reads(e) - bound
+        return bound
+
+    def target(self, st, bound):
+        return bound | {n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
+
+    def exit(self, st, bound):
+        self.exposed |= _reads(st) - bound
+        return None
+
+    def transfer(self, st, bound):
         if isinstance(st, ast.Assign):
-            out |= _reads(st) - bound
+            self.exposed |= _reads(st) - bound
             names = {n.id for t in st.targets for n in ast.walk(t) if isinstance(n, ast.Name)
                      and isinstance(n.ctx, ast.Store)}
-            bound = bound - names if _is_pop(st.value, tape) else bound | names
-        elif isinstance(st, ast.If):
-            out |= _reads(st.test) - bound
-            e1, b1 = _exposed(st.body, bound, tape)
-            e2, b2 = _exposed(st.orelse, bound, tape)
-            out |= e1 | e2
-            bound = (b1 & b2) | (bound & b1 & b2)
-        elif isinstance(st, ast.AugAssign):        # `v += e` reads v, then binds it
-            out |= (_reads(st.value) | _reads(st.target) | ({st.target.id} if isinstance(st.target, ast.Name)
-                                                            else set())) - bound
-            bound = bound | ({st.target.id} if isinstance(st.target, ast.Name) else set())
-        elif isinstance(st, (ast.For, ast.While)):
-            head = st.iter if isinstance(st, ast.For) else st.test
-            out |= _reads(head) - bound
-            inner = bound | ({n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)}
-                             if isinstance(st, ast.For) else set())
-            e, b = _exposed(st.body, inner, tape)
-            out |= e
-            bound &= b         # a pop in the body may have unbound a name; a binding may not have run
-        else:
-            out |= _reads(st) - bound
-    return out, bound
+            return bound - names if _is_pop(st.value, self.tape) else bound | names
+        if isinstance(st, ast.AugAssign):        # `v += e` reads v, then binds it
+            own = {st.target.id} if isinstance(st.target, ast.Name) else set()
+            self.exposed |= (_reads(st.value) | _reads(st.target) | own) - bound
+            return bound | own
+        self.exposed |= _reads(st) - bound
+        return bound
+
+
+def _exposed(block, tape):
+    """The names block reads before every path through it has bound them."""
+    problem = _Exposed(tape)
+    problem.solve(block, frozenset())
+    return problem.exposed

@@ -25,9 +25,10 @@ that appends `y` to a list is not a conflict. Types are not known here: an index
 name may be an integer, so `t = x[i]` may be a view of x (if x has two dimensions).
 
 The package: domain.py (abstract objects, the state and its join), expressions.py (values and
-calls), writes.py (what an in-place write reaches), statements.py (bindings, branches, loops),
-messages.py (errors and their fixes), analysis.py (the pass `_Aliases` and callee summaries),
-rewrite.py (rebinding and guards; `check_aliases`, the entry point).
+calls), writes.py (what an in-place write reaches), statements.py (bindings; the state carried
+through branches and loops as a forward problem on srcad/dataflow.py), messages.py (errors and
+their fixes), analysis.py (the pass `_Aliases` and callee summaries), rewrite.py (rebinding and
+guards; `check_aliases`, the entry point).
 """
 from ..callees import INPLACE_METHODS as _INPLACE_METHODS, is_inplace_func, is_inplace_method_of_global
 from .analysis import _Aliases, summary_of

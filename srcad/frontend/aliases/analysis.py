@@ -4,6 +4,7 @@ import ast
 import inspect
 import types
 
+from ...dataflow import Dataflow
 from ...errors import SrcadError
 from ..inplace import desugar_inplace
 from ..parse import parse_function
@@ -18,7 +19,7 @@ _SUMMARIES = {}
 _IN_PROGRESS = set()
 
 
-class _Aliases(Messages, Expressions, Writes, Statements):
+class _Aliases(Messages, Expressions, Writes, Statements, Dataflow):
     """The alias pass (see the module docstring): a flow-sensitive may-alias analysis.
 
     Input: a function's syntax tree after `desugar_inplace` (in-place results are subscript writes).
@@ -45,7 +46,6 @@ class _Aliases(Messages, Expressions, Writes, Statements):
         self.returns = set()
         self.global_writes = set()  # (line, name written through)
         self.nested = {}            # nested def name -> (captured names, Summary)
-        self.exits, self.continues = [], []
         self.current = None         # the statement being analysed
         self.containers = set()     # sites that make lists, tuples, dicts, sets
         self.guards = {}            # id(statement) -> (name, construct, hint, statement): run-time checks
@@ -55,7 +55,7 @@ class _Aliases(Messages, Expressions, Writes, Statements):
         S = _State()
         for p in self.params:
             S.bind(p, frozenset({(("param", p), WHOLE)}))
-        self.block(self.fn.body, S)
+        self.solve(self.fn.body, S)
         return self
 
     def summary(self, func):

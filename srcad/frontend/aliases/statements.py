@@ -1,31 +1,73 @@
-"""The alias analysis of statements: bindings, branches joined, loops to a fixed point."""
+"""The alias analysis of statements: bindings, and the forward problem on srcad/dataflow.py that
+carries the state (_State) through branches (joined) and loops (to a fixed point)."""
 import ast
 import builtins
 
 from ...errors import SrcadError
 from ..callees import member as _member
 from ..inplace import _text
-from .domain import ITEM, VIEW, WHOLE, _OPS, _Origin, _TRANSPOSES, _VIEW_FUNCS, _VIEW_METHODS, _join
+from .domain import ITEM, VIEW, WHOLE, _OPS, _Origin, _TRANSPOSES, _VIEW_FUNCS, _VIEW_METHODS
+
+_ROUNDS = 50       # a loop whose state still moves after this many iterations is refused
 
 
 class Statements:
-    """Statements, branches and loops (mixed into _Aliases)."""
+    """Statements, branches and loops (mixed into _Aliases, a forward Dataflow problem whose fact
+    is the _State, changed in place by a statement: hence copy())."""
 
-    def block(self, stmts, S):
-        for st in stmts:
-            if S is None:
-                return None
-            S = self.stmt(st, S)
-        return S
+    def meet(self, a, b):
+        return a.join(b)
 
-    def stmt(self, st, S):
+    def copy(self, S):
+        return S.copy()
+
+    def settled(self, new, old):
+        return new.settled(old)
+
+    def widen(self, st, old, new, rounds):
+        if rounds >= _ROUNDS and not new.settled(old):
+            raise SrcadError(f"{self.parsed.filename}:{st.lineno}: srcad's alias analysis did not settle on this loop")
+        return new
+
+    def at(self, st, S):
         self.current = st
         self.current_value_name = None
+
+    def transfer(self, st, S):
         meth = getattr(self, "s_" + type(st).__name__, None)
         if meth is None:
             self.check_reads(st, S)
             return S
         return meth(st, S)
+
+    def test(self, e, S):
+        """An `if`'s test (a `while`'s: head)."""
+        self.check_reads(e, S)
+        self.ev(e, S)
+        return S
+
+    def iterate(self, st, S):
+        return S        # (the iterable is read at the head of every iteration)
+
+    def head(self, st, S):
+        """The top of an iteration: a `for` reads its iterable and binds its target, a `while`
+        reads its test."""
+        self.current = st
+        if isinstance(st, ast.For):
+            self.check_reads(st.iter, S)
+            self.bind_target(st, S)
+            return S
+        return self.test(st.test, S)
+
+    def leave(self, st, S, inner):
+        return S.join(inner)        # a loop may run no iteration, or end after any
+
+    def exit(self, st, S):
+        self.check_reads(st, S)
+        if isinstance(st, ast.Return):
+            self.returns |= self.ev(st.value, S)
+            return None
+        return S
 
     def origin_of(self, value, st):
         base, sure = value, False
@@ -114,34 +156,12 @@ class Statements:
         self.ev(st.value, S)
         return S
 
-    def s_Return(self, st, S):
-        self.check_reads(st, S)
-        self.returns |= self.ev(st.value, S)
-        return None
-
     def s_Assert(self, st, S):
         self.check_reads(st, S)
         return S
 
     def s_Pass(self, st, S):
         return S
-
-    def s_Break(self, st, S):
-        if self.exits:
-            self.exits[-1].append(S.copy())
-        return None
-
-    def s_Continue(self, st, S):
-        if self.continues:
-            self.continues[-1].append(S.copy())
-        return None
-
-    def s_If(self, st, S):
-        self.check_reads(st.test, S)
-        self.ev(st.test, S)
-        a = self.block(st.body, S.copy())
-        b = self.block(st.orelse, S.copy())
-        return _join(a, b)
 
     def bind_target(self, st, S):
         """The loop variable(s) of `for` for one iteration."""
@@ -169,43 +189,6 @@ class Statements:
             S.bind(t.id, refs, _Origin(VIEW, base, "", self.where(t)) if base else None)
         else:
             self.assign_to(t, refs, S)
-
-    def loop(self, st, S, head):
-        """Iterate the loop's body to a fixed point; `head` runs at the top of every iteration."""
-        entry = S
-        for _ in range(50):
-            self.exits.append([])
-            self.continues.append([])
-            H = entry.copy()
-            head(H)
-            end = self.block(st.body, H.copy())
-            breaks, conts = self.exits.pop(), self.continues.pop()
-            back = end
-            for c in conts:
-                back = _join(back, c)
-            new_entry = _join(entry, back)
-            if new_entry.settled(entry):
-                out = _join(entry, H)       # a loop may run no iteration, or end after any
-                out = _join(out, back)
-                for b in breaks:
-                    out = _join(out, b)
-                return out
-            entry = new_entry
-        raise SrcadError(f"{self.parsed.filename}:{st.lineno}: srcad's alias analysis did not settle on this loop")
-
-    def s_For(self, st, S):
-        def head(H):
-            self.current = st
-            self.check_reads(st.iter, H)
-            self.bind_target(st, H)
-        return self.loop(st, S, head)
-
-    def s_While(self, st, S):
-        def head(H):
-            self.current = st
-            self.check_reads(st.test, H)
-            self.ev(st.test, H)
-        return self.loop(st, S, head)
 
     def s_FunctionDef(self, st, S):
         if st is self.fn:

@@ -1,0 +1,77 @@
+"""The abstract signature of a call (runs on every call of a derivative: the generated module is
+cached per signature), and the parameters' kinds it gives the kinds pass."""
+import inspect
+
+import numpy as np
+import scipy.sparse as sp
+
+from .lattice import _PY, UNKNOWN, Kind
+
+
+_SIMPLE = {float: "float", int: "int", bool: "bool"}
+_CONTAINERS = {tuple: "tuple", list: "list", dict: "dict"}
+
+
+def _arg_key(a):
+    t = type(a)
+    if t is np.ndarray:
+        return (a.dtype.char, a.ndim)
+    k = _SIMPLE.get(t)
+    if k is not None:
+        return k
+    k = _CONTAINERS.get(t)
+    if k is not None:
+        return k
+    if isinstance(a, np.generic):
+        return ("scalar", a.dtype.char)
+    if sp.issparse(a):
+        return t
+    if isinstance(a, tuple):        # a namedtuple: its class
+        return t
+    return "other"
+
+
+def signature(args, kwargs=None):
+    """The abstract signature of a call: one key per argument (keywords sorted by name)."""
+    return (tuple([_arg_key(a) for a in args]),
+            tuple(sorted([(k, _arg_key(v)) for k, v in kwargs.items()])) if kwargs else ())
+
+
+def param_kinds(func, sig):
+    """Parameter name -> Kind for a call of func with abstract signature sig (None: all unknown)."""
+    if sig is None:
+        return {}
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    pos, kws = sig[0], dict(sig[1])
+    k = 0
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            return {}
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and k < len(pos):
+            out[p.name] = _of_key(pos[k], p.name)
+            k += 1
+        elif p.name in kws:
+            out[p.name] = _of_key(kws[p.name], p.name)
+        elif p.default is not p.empty:
+            out[p.name] = _of_key(_arg_key(p.default), p.name)
+    return out
+
+
+def _of_key(key, name):
+    if isinstance(key, str):
+        return _PY.get(key, Kind(key if key in ("list", "tuple", "dict") else None))
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], int):
+        char, ndim = key
+        if ndim == 0:
+            return Kind("np", char, 0, ())
+        return Kind("array", char, ndim, ("param", name))
+    if isinstance(key, tuple) and key[0] == "scalar":
+        return Kind("np", key[1], 0, ())
+    if isinstance(key, type) and issubclass(key, (sp.sparray, sp.spmatrix)):
+        return Kind("sparse", None, 2, None)
+    return UNKNOWN
+
