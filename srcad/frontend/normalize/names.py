@@ -6,6 +6,8 @@ to be one."""
 import ast
 import builtins
 
+from ...dataflow import reach
+
 
 class ShownTypes:
     """What the code shows about an expression's type (mixed into Normalizer)."""
@@ -30,35 +32,36 @@ class ShownTypes:
 
 def _dict_names(fn: ast.FunctionDef, parsed, locals_: set[str]) -> tuple[set[str], set[str]]:
     """(names some assignment gives a dict, names some assignment gives something else), for
-    loops over a dict (its keys) and for the tape of item assignments (a key may be new)."""
+    loops over a dict (its keys) and for the tape of item assignments (a key may be new). A name
+    is a dict when some assignment gives it a dict display, `dict(...)` or a dict's name: what
+    `reach` (srcad/dataflow.py) finds from the first two along `a = b`."""
 
-    def is_dict(v, dicts):
+    def makes_dict(v):
         if isinstance(v, (ast.Dict, ast.DictComp)):
             return True
-        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" \
-                and "dict" not in locals_ and parsed.env.get("dict", builtins.dict) is builtins.dict:
-            return True
-        return isinstance(v, ast.Name) and v.id in dicts
-    dicts, others = set(), set()
-    changed = True
-    while changed:
-        changed = False
-        others = set()
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Name):
-                        if is_dict(node.value, dicts):
-                            if t.id not in dicts:
-                                dicts.add(t.id)
-                                changed = True
-                        else:
-                            others.add(t.id)
-                    else:
-                        others |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.comprehension)):
-                t = node.target
-                others |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "dict" \
+            and "dict" not in locals_ and parsed.env.get("dict", builtins.dict) is builtins.dict
+    seeds, copied_to = set(), {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and makes_dict(node.value):
+                    seeds.add(t.id)
+                elif isinstance(t, ast.Name) and isinstance(node.value, ast.Name):
+                    copied_to.setdefault(node.value.id, set()).add(t.id)
+    dicts = reach(seeds, lambda n: copied_to.get(n, ()))
+    others = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    if not (makes_dict(node.value) or isinstance(node.value, ast.Name) and node.value.id in dicts):
+                        others.add(t.id)
+                else:
+                    others |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.comprehension)):
+            t = node.target
+            others |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return dicts, others
 
 
