@@ -159,8 +159,8 @@ NOT_RENDERED = {
     "srcad/_kernels/__init__.py:_floats:": "not rendered here yet: the kernels' dtype check (input checks run first)",
     "srcad/_kernels/__init__.py:_ints:": "not rendered here yet: the kernels' index dtype check",
     # paths that landed from other lanes at the end of the session, not rendered here yet
-    "srcad/api.py:_variant:checkpoint must be None": "not rendered here yet (checkpointing landed last)",
-    "srcad/api.py:emit:checkpoint=k applies to reverse": "not rendered here yet (checkpointing landed last)",
+    "srcad/inputs.py:cache_variant:checkpoint must be None": "not rendered here yet (checkpointing landed last)",
+    "srcad/api/emitting.py:emit:checkpoint=k applies to reverse": "not rendered here yet (checkpointing landed last)",
     "srcad/transform/checkpoint.py:check_loop:checkpointing ": "not rendered here yet (checkpointing landed last)",
     "srcad/runtime/linalg.py:_norm_weights:np.linalg.norm with ord=": "not rendered here yet (norm rules changed last)",
     "srcad/runtime/linalg.py:norm_vjp_dot:second order of np.linalg.norm": "not rendered here yet (norm rules changed last)",
