@@ -1,4 +1,4 @@
-"""The differential operators, one module each idea:
+"""The differential operators, one module per idea:
 
 - gradients.py: grad and value_and_grad (and the program srcad.distributed sends its workers)
 - directional.py: vjp and jvp (and what stands for srcad.jvp inside differentiated code)
