@@ -234,7 +234,7 @@ def test_schedule_formula_for_long_loops():
 
 
 def test_peak_memory_of_long_loop():
-    n, m = 5000, 2000
+    n, m = 2000, 1000      # a tape of 16 MB without checkpointing
     x = np.linspace(0.0, 1.0, m)
     w = np.full(m, 0.5)
 
