@@ -24,6 +24,8 @@ import types
 from . import cache
 from . import runtime as rt
 from .errors import SrcadError, UnsupportedSyntaxError
+from .inputs import cache_variant, differentiable_arg
+from .runtime.checks import check_scalar
 
 
 
@@ -145,10 +147,9 @@ def _gradient_parts(d, func, pre, kw, name):
     if opts.get("row_sparse"):
         raise SrcadError(f"srcad.{d.op}(..., row_sparse=True) returns RowSparse gradients, which srcad does not "
                          f"differentiate again. Drop row_sparse to compose {d.op}.")
-    from .api import _check_scalar, _variant
     # checkpoint=k gives the same gradient, bit for bit, as checkpoint=None, whose code (no revolve
     # schedule) is what is differentiated again
-    variant = _variant("value+numerics" if opts.get("check_numerics") else "value", None)
+    variant = cache_variant("value+numerics" if opts.get("check_numerics") else "value", None)
     wrt = _shift(d.wrt, len(pre))
     mod = cache.module(func, "reverse", wrt, (), variant)
     main = getattr(mod, mod.srcad_main)
@@ -158,7 +159,7 @@ def _gradient_parts(d, func, pre, kw, name):
     front, keywords = _front(pre, kw, name, supplied)
     has_aux = bool(opts.get("has_aux"))
     if getattr(d, "seed", None) is None:       # one per Derived: the plain function is rebuilt only when it must be
-        d.seed = rt.ScalarSeed(lambda y: _check_scalar(y, func, has_aux), has_aux)
+        d.seed = rt.ScalarSeed(lambda y: check_scalar(y, func, has_aux), has_aux)
     supplied[f"{name}_seed"] = d.seed
     args = ", ".join(a for a in front + [_call_text(params)] + keywords + [f"{seed_param}={name}_seed"] if a)
     fname = mod.srcad_main
@@ -224,9 +225,8 @@ def _hvp_parts(d, func, pre, kw, name, gradient):
 
 def _pullback_parts(d, func, pre, kw, name):
     """The pullback srcad.vjp(f, *args) returned: f's adjoint at those arguments, linear in dy."""
-    from .api import _differentiable_arg
     args = tuple(pre) + tuple(d.options["args"])
-    idx = tuple(k for k, a in enumerate(args) if _differentiable_arg(a))
+    idx = tuple(k for k, a in enumerate(args) if differentiable_arg(a))
     mod = cache.module(func, "reverse", idx, (), "plain")
     main = getattr(mod, mod.srcad_main)
     seed_param = list(cache.signature(main).parameters)[-1]
@@ -304,25 +304,3 @@ def _load(parts):
     lines += ["    " + b for b in parts["body"]]
     mod = cache.load("\n".join(lines) + "\n", name, supplied)
     return getattr(mod, name)
-
-
-# ---- srcad.jvp(f, primals, tangents) called inside differentiated code --------------------------
-_INLINE = {}        # (f's id, number of primals, positions with a tangent) -> (f, the function standing for it)
-
-
-def inline_jvp(f, n, idx):
-    """The function that stands for `srcad.jvp(f, (x1..xn), (v...))` inside differentiated code (the
-    tangents given at positions idx; a None tangent holds its primal constant): f's tangent code as a
-    plain function of the primals then the tangents, returning (value, tangent), which srcad composes
-    like any operator's result. The syntax side is srcad/frontend/operators.py `inline_call`."""
-    from . import api
-    held = _INLINE.get((id(f), n, idx))
-    if held is None or held[0] is not f:
-        if len(_INLINE) > 1024:
-            _INLINE.clear()
-
-        def jvp_call(*a):
-            return api.jvp(f, a[:n], tuple(a[n + idx.index(k)] if k in idx else None for k in range(n)))
-        jvp_call.__name__ = jvp_call.__qualname__ = f"jvp_of_{getattr(f, '__name__', 'f')}"
-        held = _INLINE[(id(f), n, idx)] = (f, derived(jvp_call, "jvp", f, idx, n=n))
-    return held[1]

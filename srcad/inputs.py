@@ -7,10 +7,13 @@ derivative rules do not implement. Sparse arguments must be CSR, CSC or COO (the
 look at dtypes and formats only (O(1) per argument); containers (lists, tuples, dicts) are
 looked into.
 """
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InputError
+from . import tree as _tree
+from .errors import InputError, SrcadError
 
 SPARSE_FORMATS = ("csr", "csc", "coo")
 
@@ -169,6 +172,37 @@ def _all_zero(t, depth=0):
     if isinstance(t, (list, tuple, dict)) and depth < 8:
         return all(_all_zero(v, depth + 1) for v in (t.values() if isinstance(t, dict) else t))
     return t is None or not np.any(np.asarray(t, dtype=object) != 0)
+
+
+def differentiable_arg(a):
+    """Does argument a carry a derivative: a float, a floating (or complex, refused later by
+    check_args) array or sparse matrix, or a pytree with such a leaf; not an int, bool or index array."""
+    t = type(a)
+    if t is float:
+        return True
+    if t is np.ndarray and a.dtype.kind in "fc":
+        return True
+    if sp.issparse(a):      # (before pytrees: a DOK matrix is a dict)
+        return np.issubdtype(a.dtype, np.floating)
+    if _tree.is_node(a):
+        return any(differentiable_arg(v) for v in _tree.tree_leaves(a))
+    if isinstance(a, bool):
+        return False
+    if isinstance(a, numbers.Real) and not isinstance(a, numbers.Integral):
+        return True
+    if isinstance(a, (np.ndarray, np.generic)):
+        return np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.complexfloating)
+    return False
+
+
+def cache_variant(base, checkpoint):
+    """The cache variant: checkpoint=k (binomial checkpointing of range loops) makes its own code."""
+    if checkpoint is None:
+        return base
+    if isinstance(checkpoint, bool) or not isinstance(checkpoint, numbers.Integral) or checkpoint < 1:
+        raise SrcadError(f"checkpoint must be None or the number of snapshots to keep (an int >= 1), "
+                         f"not {checkpoint!r}")
+    return f"{base}+ckpt{int(checkpoint)}"
 
 
 def differentiated_tangents(primals, tangents):

@@ -1,4 +1,4 @@
-"""The path of a cached gradient call (srcad/api.py, inputs.py, cache.py Handle, rt.finalize):
+"""The path of a cached gradient call (srcad/api/gradients.py, inputs.py, cache.py Handle, rt.finalize):
 what is worked out once per function must follow the function when it changes (its code object,
 its defaults), the cheap checks of plain arguments must still refuse what they refused, and the
 gradient has the type of its argument. Every gradient is compared with central finite

@@ -296,35 +296,32 @@ def test_a_rebound_or_modified_global_is_seen(client):
         WEIGHTS = saved
 
 
-def test_a_killed_worker_is_a_shard_error_naming_the_shard():
+def test_a_killed_worker_is_a_shard_error_naming_the_shard(client):
+    """Runs last in this file: it kills a worker of the module's cluster (whose nanny starts another),
+    rather than starting a cluster of its own (two more processes importing srcad)."""
     import signal
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    c = distributed.Client(cluster)
+    c = client
+    rng = np.random.default_rng(13)
+    w = rng.normal(size=3)
+    workers = sorted(c.scheduler_info()["workers"])
+    held = _shards(rng, 1)[0]
+    on_victim = c.scatter([held], workers=[workers[0]], hash=False)[0]
+    plain = _shards(rng, 1)[0]
+    vg = sd.value_and_grad(least_squares, client=c)
+    _, g = vg(w, shards=[plain, on_victim])
+    np.testing.assert_allclose(g, least_squares_grad(w, *plain) + least_squares_grad(w, *held), rtol=1e-12)
+    pid = c.run(os.getpid, workers=[workers[0]])[workers[0]]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.time() + 30                 # until the scheduler has seen it go
+    while workers[0] in c.scheduler_info()["workers"] and time.time() < deadline:
+        time.sleep(0.05)
+    # Dask may lose the shard's data with the worker (a named ShardError) or, where it kept or
+    # recomputed it, answer: then the answer is right. Never a raw Dask error, never a wrong number.
     try:
-        rng = np.random.default_rng(13)
-        w = rng.normal(size=3)
-        workers = sorted(c.scheduler_info()["workers"])
-        held = _shards(rng, 1)[0]
-        on_victim = c.scatter([held], workers=[workers[0]], hash=False)[0]
-        plain = _shards(rng, 1)[0]
-        vg = sd.value_and_grad(least_squares, client=c)
-        _, g = vg(w, shards=[plain, on_victim])
-        np.testing.assert_allclose(g, least_squares_grad(w, *plain) + least_squares_grad(w, *held), rtol=1e-12)
-        pid = c.run(os.getpid, workers=[workers[0]])[workers[0]]
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.time() + 30                 # until the scheduler has seen it go
-        while workers[0] in c.scheduler_info()["workers"] and time.time() < deadline:
-            time.sleep(0.05)
-        # Dask may lose the shard's data with the worker (a named ShardError) or, where it kept or
-        # recomputed it, answer: then the answer is right. Never a raw Dask error, never a wrong number.
-        try:
-            _, g2 = vg(w, shards=[plain, on_victim])
-        except sd.ShardError as err:
-            assert isinstance(err, srcad.SrcadError)
-            assert re.match(r"^.*shard 1: Dask lost the task or its data", str(err), re.S)
-            assert "scatter it again" in str(err)
-        else:
-            np.testing.assert_allclose(g2, least_squares_grad(w, *plain) + least_squares_grad(w, *held), rtol=1e-12)
-    finally:
-        c.close()
-        cluster.close()
+        _, g2 = vg(w, shards=[plain, on_victim])
+    except sd.ShardError as err:
+        assert isinstance(err, srcad.SrcadError)
+        assert re.match(r"^.*shard 1: Dask lost the task or its data", str(err), re.S)
+        assert "scatter it again" in str(err)
+    else:
+        np.testing.assert_allclose(g2, least_squares_grad(w, *plain) + least_squares_grad(w, *held), rtol=1e-12)

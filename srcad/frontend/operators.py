@@ -1,7 +1,7 @@
 """An operator of srcad applied inside differentiated code: `srcad.grad(f)(x)` in a function srcad
 transforms. The operator is applied once, at transform time, and its result (a function
 srcad composes, srcad/composition.py) is bound to a fresh module-level name the generated code
-calls. The operators are known by their mark `__srcad_operator__` (set in srcad/api.py), so
+calls. The operators are known by their mark `__srcad_operator__` (set in srcad/api/), so
 this pass needs no import of the API above it.
 """
 import ast

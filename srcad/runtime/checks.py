@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import NumericsError, UnsupportedSyntaxError
+from ..errors import NonScalarOutputError, NumericsError, SrcadError, UnsupportedSyntaxError
 from ..rules.registry import lookup
 from .rowsparse import RowSparse
 from .values import _is_map, _is_seq, _is_zero, _rebuild
@@ -63,6 +63,26 @@ class ScalarSeed:
 
     def __init__(self, check, has_aux=False):
         self.check, self.has_aux = check, has_aux
+
+
+
+def check_scalar(y, func, has_aux):
+    """The check grad's seed (ScalarSeed) makes of f's output y: a scalar, or with has_aux a pair
+    (scalar, aux)."""
+    if not has_aux and (type(y) is float or type(y) is np.float64):
+        return
+    if has_aux:
+        if not isinstance(y, (tuple, list)) or len(y) != 2:
+            raise SrcadError(f"{func.__name__} was differentiated with has_aux=True, so it must return a pair "
+                             f"(scalar, aux); it returned {type(y).__name__}. Return (loss, aux), or drop has_aux=True.")
+        y = y[0]
+    if not is_scalar(y):
+        shape = getattr(y, "shape", None)
+        raise NonScalarOutputError(
+            f"srcad.grad needs {func.__name__} to return a scalar (a float or an array of size 1); it returned "
+            f"{type(y).__name__}{' of shape ' + str(shape) if shape is not None else ''}. For a non-scalar "
+            f"output use srcad.jacobian({func.__name__}) for the full Jacobian, or srcad.vjp({func.__name__}, ...) "
+            f"to pull back a cotangent of the output's shape.")
 
 
 
