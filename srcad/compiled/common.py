@@ -1,0 +1,95 @@
+"""common: what the Cython translation's modules share: the directives, the preamble (the float
+helper and the unboxed tape), the libm table, and small AST tests."""
+import ast
+
+DIRECTIVES = ("# cython: language_level=3, binding=True, boundscheck=True, wraparound=True, "
+              "cdivision=False, cpow=True, embedsignature=False")
+
+# NumPy / math function -> libc.math function, for those whose float64 results agree bit for bit
+# with the C library's on this platform (checked by tests/test_compile.py; tanh does not).
+_LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "sqrt": "sqrt",
+         "sinh": "sinh", "cosh": "cosh", "arctan": "atan", "atan": "atan", "arcsin": "asin", "asin": "asin",
+         "arccos": "acos", "acos": "acos", "log1p": "log1p", "expm1": "expm1", "fabs": "fabs", "absolute": "fabs",
+         "abs": "fabs"}
+_MATH_MODULES = ("np", "numpy", "math")
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+_HELPER = "_srcad_add"
+_TAPE = "_DoubleTape"
+_PREAMBLE = f'''
+cimport cython
+cimport libc.math
+from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
+
+
+cdef inline double {_HELPER}(double a, double b):
+    """rt.add for two numbers: a zero is "no derivative yet", returned as the other one is."""
+    if a == 0.0:
+        return b
+    if b == 0.0:
+        return a
+    return a + b
+
+
+@cython.final
+cdef class {_TAPE}:
+    """The tape's numbers, unboxed: a growing C array (doubling), popped in reverse order."""
+    cdef double* data
+    cdef Py_ssize_t n, cap
+
+    def __cinit__(self):
+        self.n, self.cap = 0, 1024
+        self.data = <double*> PyMem_Malloc(self.cap * sizeof(double))
+        if self.data == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        PyMem_Free(self.data)
+
+    cdef inline int push(self, double v) except -1:
+        cdef double* grown
+        if self.n == self.cap:
+            grown = <double*> PyMem_Realloc(self.data, 2 * self.cap * sizeof(double))
+            if grown == NULL:
+                raise MemoryError()
+            self.data, self.cap = grown, 2 * self.cap
+        self.data[self.n] = v
+        self.n += 1
+        return 0
+
+    cdef inline double pop(self) except? -1.0:
+        if self.n == 0:
+            raise IndexError("pop from an empty tape")
+        self.n -= 1
+        return self.data[self.n]
+'''
+
+
+class TranslateError(Exception):
+    """The module cannot be written as Cython (a name Cython reserves is in use)."""
+
+
+def _names(tree):
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+
+
+def _is_call(node, module, names):
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in module
+            and node.func.attr in names)
+
+
+def _range_bound(it):
+    """E of `range(E)`, `range(0, E)` or `reversed(range(E))`; the iterable when it is a range of
+    any form (None bound); False when it is no range at all."""
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed" \
+            and len(it.args) == 1 and not it.keywords:
+        it = it.args[0]
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and not it.keywords and 1 <= len(it.args) <= 3):
+        return False
+    if len(it.args) == 1:
+        return it.args[0]
+    if len(it.args) == 2 and isinstance(it.args[0], ast.Constant) and it.args[0].value == 0:
+        return it.args[1]
+    return None
