@@ -77,16 +77,28 @@ def _median(fn, repeat, number=1):
 
 
 def compiled_primal(f, args):
-    """f itself compiled the same way (srcad/compiled/pyx.py types the user's function as it types
-    generated code): the primal a compiled derivative is measured against."""
+    """f itself compiled the same way (srcad/compiled/ types the user's function as it types
+    generated code), with the functions of its module that it calls (typed from the call, as the
+    derivative's helpers are): the primal a compiled derivative is measured against."""
     import inspect
     import textwrap
+    import types
 
     from srcad import compiled
     from srcad.transform.kinds import signature
-    source = textwrap.dedent(inspect.getsource(f))
+    mine = {f.__name__: f}
+    todo = [f]
+    while todo:
+        g = todo.pop()
+        for name in g.__code__.co_names:
+            h = f.__globals__.get(name)
+            if isinstance(h, types.FunctionType) and h.__module__ == f.__module__ and name not in mine:
+                mine[name] = h
+                todo.append(h)
+    source = "\n\n".join(textwrap.dedent(inspect.getsource(g)) for g in mine.values())
     names = list(inspect.signature(f).parameters)
-    supplied = {k: v for k, v in f.__globals__.items() if k in f.__code__.co_names}
+    supplied = {k: v for g in mine.values() for k, v in f.__globals__.items()
+                if k in g.__code__.co_names and k not in mine}
     return compiled.function(source, supplied, f.__name__, f.__name__ + "_primal",
                              dict(zip(names, signature(args)[0])))
 

@@ -33,6 +33,8 @@ import copy
 from .common import (_HELPER, _LIBM, _MATH_MODULES, _PREAMBLE, _TAPE, DIRECTIVES, TranslateError, _is_call, _names,
                      _range_bound)
 from .plan import _Function
+from .smallvec import SMALL, Untypable, VecFunction, vec
+from .vecgen import function_text
 
 __all__ = ["DIRECTIVES", "TranslateError", "translate", "_LIBM"]
 
@@ -102,11 +104,13 @@ def _assigned_in(body, name):
     return False
 
 
-def translate(source, kinds_of=None, free=()):
+def translate(source, kinds_of=None, free=(), shapes_of=None):
     """The Cython text of the generated module `source`. kinds_of: {function name: {parameter
     name: kind key (transform/kinds.py's signature keys: "float", ("d", 1), ...)}}. free: the
     names srcad supplies to the module when it loads it (the user's globals and closure values):
-    bound to None at the top of the text, since Cython refuses a name it never sees bound."""
+    bound to None at the top of the text, since Cython refuses a name it never sees bound.
+    shapes_of: {function name: {parameter: length}} for 1-D arrays of a small length: that
+    function is scalarised (smallvec.py) when its code allows, with the helpers it calls."""
     tree = ast.parse(source)
     taken = _names(tree)
     for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):
@@ -116,9 +120,13 @@ def translate(source, kinds_of=None, free=()):
     edits = {}          # first line (1-based) -> (last line, replacement lines)
     inserts = {}        # line (1-based) -> lines inserted before it
     after = {}          # line -> lines inserted after it
-    notes = {"typed": 0, "proven": 0, "checked": 0}
+    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None}
+    module = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
+            if fn.name in (shapes_of or {}) and _scalarise(fn, (kinds_of or {}).get(fn.name) or {},
+                                                           shapes_of[fn.name], module, taken, lines, edits, notes):
+                continue
             _plan_function(fn, (kinds_of or {}).get(fn.name), taken, lines, edits, inserts, after, notes)
     out = [DIRECTIVES,
            "# srcad: the generated module below as Cython (srcad.grad(..., compile=True)); typed where proven,",
@@ -141,6 +149,35 @@ def translate(source, kinds_of=None, free=()):
         out += after.get(k, [])
         k += 1
     return "\n".join(out) + "\n", notes
+
+
+def _scalarise(fn, kinds, shapes, module, taken, lines, edits, notes):
+    """fn (and the helpers it calls) with its small vectors as C doubles, in place of its text;
+    False (notes["why"] says why) when its code is outside smallvec.py's rules."""
+    ptypes = {}
+    for a in fn.args.args:
+        k, n = kinds.get(a.arg), shapes.get(a.arg)
+        ptypes[a.arg] = vec(n) if k == ("d", 1) and n and n <= SMALL else "d" if k == "float" else "o"
+    registry = {}
+    mine = set(taken)
+    try:
+        vf = VecFunction(fn, ptypes, module, mine, True, registry)
+        text = function_text(vf, lines)
+        helpers = []
+        for h in registry.values():
+            if not isinstance(h, VecFunction):
+                raise h or Untypable("a helper calls itself")
+            helpers += [*function_text(h, lines), "", ""]
+    except Untypable as exc:
+        notes["why"] = str(exc)
+        return False
+    taken |= mine
+    sizes = ", ".join(f"{p} of {t[1]}" for p, t in ptypes.items() if t != "d" and t != "o")
+    head = [f"# srcad: {fn.name} for 1-D arrays {sizes}: their numbers as C doubles, the helpers it calls "
+            f"typed from the call"]
+    edits[fn.lineno] = (fn.end_lineno, helpers + head + text)
+    notes["vector"] += 1 + len(registry)
+    return True
 
 
 def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):

@@ -1,0 +1,173 @@
+"""vecgen: the Cython text of a function smallvec.py scalarised (its statements, one by one).
+
+The main function keeps its name and parameters (a number parameter typed `double`) and unpacks
+its vector parameters into C doubles first; a helper becomes `cdef (double, ...) _v_<name>_<n>(...)`
+over the numbers of its arguments. Each statement keeps the `# L<n>:` comments above it; a vector
+assignment is one parallel assignment of its numbers (all read before any is written, as NumPy
+does); a tape push or pop moves each number of a vector through the unboxed tape.
+"""
+import ast
+
+from .common import _TAPE, _range_bound
+from .vecexpr import Untypable, flat, is_vec, num
+
+
+def _ctype(t):
+    n = flat(t)
+    return "double" if n == 1 else "(" + ", ".join(["double"] * n) + ")"
+
+
+def _comments(lines, st):
+    out = []
+    k = st.lineno - 1
+    while k >= 1 and lines[k - 1].strip().startswith("#"):
+        out.append(lines[k - 1].strip())
+        k -= 1
+    return out[::-1]
+
+
+class _Gen:
+    def __init__(self, vf, lines):
+        self.vf, self.lines, self.ex = vf, lines, vf.expr()
+        self.out = []
+
+    def names(self, name):
+        t = self.vf.types[name]
+        return self.ex.names(name, "d" if t == "z" else t)
+
+    def emit(self, indent, text):
+        self.out.append(" " * indent + text)
+
+    def body(self, body, indent):
+        for st in body:
+            for c in _comments(self.lines, st):
+                self.emit(indent, c)
+            self.stmt(st, indent)
+
+    def stmt(self, st, indent):
+        vf = self.vf
+        if isinstance(st, ast.Expr):
+            v = st.value
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                self.emit(indent, ast.unparse(st))
+                return
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name) \
+                    and v.func.value.id in vf.tapes and v.func.attr == "append":
+                for x in self.names(v.args[0].id):
+                    self.emit(indent, f"{v.func.value.id}.push({x})")
+                return
+            raise Untypable(f"the statement {ast.unparse(st)}")
+        if isinstance(st, ast.For):
+            for n in ast.walk(st.iter):
+                if isinstance(n, ast.Name) and n.id not in ("range", "reversed") and vf.types.get(n.id) not in ("o", "i"):
+                    raise Untypable("a loop bound that is not an integer the function is given")
+            if _range_bound(st.iter) is False:
+                raise Untypable("a loop other than `for i in range(...)`")
+            self.emit(indent, f"for {st.target.id} in {ast.unparse(st.iter)}:")
+            self.body(st.body, indent + 4)
+            return
+        if isinstance(st, ast.Return):
+            self.ret(st, indent)
+            return
+        if isinstance(st, ast.AugAssign):
+            target = st.target.id
+            value = ast.BinOp(ast.Name(target, ast.Load()), st.op, st.value)
+        elif isinstance(st, ast.Assign):
+            target, value = st.targets[0].id, st.value
+        else:
+            raise Untypable(f"the statement {ast.unparse(st)}")
+        self.assign(target, value, indent)
+
+    def assign(self, target, value, indent):
+        vf = self.vf
+        if target in vf.tapes:
+            self.emit(indent, f"{target} = {_TAPE}()")
+            return
+        mine = self.names(target)
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "pop" \
+                and isinstance(value.func.value, ast.Name) and value.func.value.id in vf.tapes:
+            for x in reversed(mine):
+                self.emit(indent, f"{x} = {value.func.value.id}.pop()")
+            return
+        t, s = self.ex.top(value)
+        if isinstance(s, tuple):            # a helper's call: its C tuple unpacked
+            self.emit(indent, f"{', '.join(mine)} = {s[1]}({', '.join(s[2])})")
+            return
+        if t is None:
+            raise Untypable(f"the type of {ast.unparse(value)}")
+        if len(s) == 1 and len(mine) > 1:
+            s = s * len(mine)          # a number (a zero) given to a vector's name: every entry
+        if len(s) != len(mine):
+            raise Untypable(f"{target} is given a value of another size")
+        pairs = [(x, y) for x, y in zip(mine, s) if x != y] or [(mine[0], s[0])]    # (an entry kept: no line)
+        text = f"{', '.join(x for x, _ in pairs)} = {', '.join(y for _, y in pairs)}"
+        if is_vec(t) and "/" in text:      # NumPy's vector division gives inf, never raises
+            self.emit(indent, "with cython.cdivision(True):")
+            self.emit(indent + 4, text)
+        else:
+            self.emit(indent, text)
+
+    def ret(self, st, indent):
+        if st.value is None:
+            raise Untypable("a return without a value")
+        if self.vf.main:
+            self.emit(indent, f"return {self.ex.py(st.value)}")
+            return
+        t, s = self.ex.top(st.value)
+        if isinstance(s, tuple):
+            self.emit(indent, f"return {s[1]}({', '.join(s[2])})")
+        elif len(s) == 1:
+            self.emit(indent, f"return {s[0]}")
+        else:
+            self.emit(indent, f"return ({', '.join(s)})")
+
+
+def function_text(vf, lines):
+    """The Cython lines of the scalarised function vf (lines: the module's source lines)."""
+    g = _Gen(vf, lines)
+    fn = vf.fn
+    ind = fn.body[0].col_offset
+    doubles, ints = [], []
+    for name, t in sorted(vf.types.items()):
+        if name in vf.tapes or t == "o" or (name in vf.params and (not vf.main or num(t) or t == "z")):
+            continue
+        if t == "i":
+            ints.append(name)
+        else:
+            doubles += g.names(name)
+    clash = sorted(set(d for d in doubles if "__" in d) & vf.taken)
+    if clash:
+        raise Untypable(f"the name {clash[0]} is in use")
+    if vf.main:
+        params = []
+        defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + list(fn.args.defaults)
+        for a, d in zip(fn.args.args, defaults):
+            t = vf.types.get(a.arg)
+            text = ("double " if num(t) else "") + a.arg + ("" if d is None else f"={ast.unparse(d)}")
+            params.append(text)
+        g.emit(fn.col_offset, f"def {fn.name}({', '.join(params)}):")
+    else:
+        params = [f"double {x}" for p in vf.params for x in g.names(p)]
+        g.emit(fn.col_offset, f"cdef {_ctype(vf.return_type())} {vf.cname}({', '.join(params)}):")
+        g.emit(ind, f'"""{fn.name} for arguments of {len(vf.params)} small vectors or numbers, as C doubles."""')
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        if vf.main:
+            g.emit(ind, ast.unparse(body[0]))
+        body = body[1:]
+    if doubles:
+        g.emit(ind, f"cdef double {', '.join(doubles)}")
+    if ints:
+        g.emit(ind, f"cdef Py_ssize_t {', '.join(ints)}")
+    for t in sorted(vf.tapes):
+        g.emit(ind, f"cdef {_TAPE} {t}")
+    if vf.main:
+        for p in vf.params:
+            t = vf.types.get(p)
+            if is_vec(t):
+                mine = g.names(p)
+                g.emit(ind, f"{', '.join(mine)} = {', '.join(f'{p}[{k}]' for k in range(len(mine)))}"
+                            f"  # {p}'s {len(mine)} numbers, unboxed")
+    g.body(body, ind)
+    return g.out
