@@ -24,7 +24,7 @@ from .vecexpr import SMALL
 
 log = logging.getLogger("srcad.compiled")
 
-__all__ = ["CompileWarning", "function", "last_build", "pyx_text"]
+__all__ = ["CompileWarning", "function", "last_build", "pyx_text", "small_lengths"]
 
 
 class CompileWarning(UserWarning):
@@ -49,6 +49,18 @@ def pyx_text(source, main, kinds, free=(), shapes=None):
     arguments of the given kinds ({parameter name: kind key}); free: the names srcad supplies;
     shapes: {parameter: length} of the small 1-D arrays the text is scalarised for."""
     return translate(source, {main: kinds}, free, None if not shapes else {main: shapes})[0]
+
+
+def small_lengths(source, main, kinds, args):
+    """{parameter: length} of the 1-D float64 arrays among args (main's leading parameters) short
+    enough to scalarise; None without args."""
+    if args is None:
+        return None
+    out = {}
+    for p, v in zip(_main_params(source, main), args):
+        if kinds.get(p) == ("d", 1) and isinstance(v, np.ndarray) and v.ndim == 1 and 0 < v.shape[0] <= SMALL:
+            out[p] = v.shape[0]
+    return out
 
 
 def _with_live_defaults(fn, live):

@@ -30,28 +30,52 @@ cdef inline double {_HELPER}(double a, double b):
     return a + b
 
 
+cdef double* _spare = NULL          # the last tape's buffer, kept for the next one (no page faults)
+cdef Py_ssize_t _spare_cap = 0
+cdef Py_ssize_t _SPARE_MAX = 1 << 23     # (64 MiB: a larger buffer goes back to the system)
+
+
 @cython.final
 cdef class {_TAPE}:
-    """The tape's numbers, unboxed: a growing C array (doubling), popped in reverse order."""
+    """The tape's numbers, unboxed: a C array (the previous tape's, or 1024 numbers; doubled when
+    full, or reserved ahead where the loop's trip count is known), popped in reverse order."""
     cdef double* data
     cdef Py_ssize_t n, cap
 
     def __cinit__(self):
-        self.n, self.cap = 0, 1024
+        global _spare, _spare_cap
+        self.n = 0
+        if _spare != NULL:
+            self.data, self.cap = _spare, _spare_cap
+            _spare, _spare_cap = NULL, 0
+            return
+        self.cap = 1024
         self.data = <double*> PyMem_Malloc(self.cap * sizeof(double))
         if self.data == NULL:
             raise MemoryError()
 
     def __dealloc__(self):
-        PyMem_Free(self.data)
+        global _spare, _spare_cap
+        if self.data != NULL and _spare_cap < self.cap <= _SPARE_MAX:
+            PyMem_Free(_spare)
+            _spare, _spare_cap = self.data, self.cap
+        else:
+            PyMem_Free(self.data)
 
-    cdef inline int push(self, double v) except -1:
+    cdef int reserve(self, Py_ssize_t more) except -1:
+        """Room for `more` numbers beyond those held (one allocation for a whole loop)."""
         cdef double* grown
-        if self.n == self.cap:
-            grown = <double*> PyMem_Realloc(self.data, 2 * self.cap * sizeof(double))
+        cdef Py_ssize_t want = self.n + (more if more > 0 else 0)
+        if want > self.cap:
+            grown = <double*> PyMem_Realloc(self.data, want * sizeof(double))
             if grown == NULL:
                 raise MemoryError()
-            self.data, self.cap = grown, 2 * self.cap
+            self.data, self.cap = grown, want
+        return 0
+
+    cdef inline int push(self, double v) except -1:
+        if self.n == self.cap:
+            self.reserve(self.cap)
         self.data[self.n] = v
         self.n += 1
         return 0

@@ -7,6 +7,7 @@ assignment is one parallel assignment of its numbers (all read before any is wri
 does); a tape push or pop moves each number of a vector through the unboxed tape.
 """
 import ast
+import re
 
 from .common import _TAPE, _range_bound
 from .vecexpr import Untypable, flat, is_vec, num
@@ -24,6 +25,20 @@ def _comments(lines, st):
         out.append(lines[k - 1].strip())
         k -= 1
     return out[::-1]
+
+
+def _pushes(vf, body):
+    """How many numbers one trip of a straight-line loop body pushes (0: not straight-line)."""
+    n = 0
+    ex = vf.expr()
+    for st in body:
+        if not isinstance(st, (ast.Assign, ast.AugAssign, ast.Expr)):
+            return 0
+        v = st.value
+        if isinstance(st, ast.Expr) and isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
+                and v.func.attr == "append" and isinstance(v.func.value, ast.Name) and v.func.value.id in vf.tapes:
+            n += len(ex.names(v.args[0].id, vf.types[v.args[0].id]))
+    return n
 
 
 class _Gen:
@@ -63,6 +78,11 @@ class _Gen:
                     raise Untypable("a loop bound that is not an integer the function is given")
             if _range_bound(st.iter) is False:
                 raise Untypable("a loop other than `for i in range(...)`")
+            pushes = _pushes(vf, st.body)
+            bound = _range_bound(st.iter)
+            if pushes and isinstance(bound, (ast.Name, ast.Constant)) and len(vf.tapes) == 1:
+                tape = next(iter(vf.tapes))
+                self.emit(indent, f"{tape}.reserve({pushes} * {ast.unparse(bound)})  # the loop's tape, at once")
             self.emit(indent, f"for {st.target.id} in {ast.unparse(st.iter)}:")
             self.body(st.body, indent + 4)
             return
@@ -148,7 +168,11 @@ def function_text(vf, lines):
         g.emit(fn.col_offset, f"def {fn.name}({', '.join(params)}):")
     else:
         params = [f"double {x}" for p in vf.params for x in g.names(p)]
-        g.emit(fn.col_offset, f"cdef {_ctype(vf.return_type())} {vf.cname}({', '.join(params)}):")
+        pure = not any(isinstance(n, ast.Div) or isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                       or isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "rt"
+                       and n.attr == "seed" for n in ast.walk(fn))      # nothing in it can raise
+        g.emit(fn.col_offset, f"cdef {_ctype(vf.return_type())} {vf.cname}({', '.join(params)})"
+                              f"{' noexcept' if pure else ''}:")
         g.emit(ind, f'"""{fn.name} for arguments of {len(vf.params)} small vectors or numbers, as C doubles."""')
     body = fn.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -170,4 +194,51 @@ def function_text(vf, lines):
                 g.emit(ind, f"{', '.join(mine)} = {', '.join(f'{p}[{k}]' for k in range(len(mine)))}"
                             f"  # {p}'s {len(mine)} numbers, unboxed")
     g.body(body, ind)
-    return g.out
+    return _drop_dead_tape(g.out, vf.tapes) if len(vf.tapes) == 1 else g.out
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def _drop_dead_tape(out, tapes):
+    """out without the pushes and pops of the numbers whose restored value nothing reads.
+
+    srcad's tape pairs each push of a name with a pop into the same name (a stack: removing all
+    of one name's pushes and pops leaves the others paired). A pop restores a value for the adjoints
+    of earlier statements; when no line from the loop that holds the name's first pop (or from
+    that pop, outside a loop) to the end reads the name (a shape-only operand such as
+    rt.unbroadcast's second reads no number), the value is never needed: its pushes and pops go."""
+    tape = next(iter(tapes))
+    push = re.compile(rf"^\s*{tape}\.push\((\w+)\)$")
+    pop = re.compile(rf"^\s*(\w+) = {tape}\.pop\(\)$")
+    first = {}
+    for k, line in enumerate(out):
+        m = pop.match(line)
+        if m and m.group(1) not in first:
+            first[m.group(1)] = k
+    dead = set()
+    for name, k in first.items():
+        start, depth = k, _indent(out[k])
+        for j in range(k - 1, -1, -1):
+            if out[j].strip() and _indent(out[j]) < depth:
+                depth = _indent(out[j])
+                if out[j].lstrip().startswith("for "):
+                    start = j
+        word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+        if not any(word.search(line) for line in out[start:] if not (push.match(line) or pop.match(line)
+                   or line.lstrip().startswith("#"))):
+            dead.add(name)
+    kept = [line for line in out if not ((push.match(line) or pop.match(line))
+                                         and (push.match(line) or pop.match(line)).group(1) in dead)]
+    for k, line in enumerate(kept):         # a loop's reserve: the numbers its body still pushes
+        m = re.match(rf"^(\s*){tape}\.reserve\((\d+) \* (.*?)\)(  #.*)?$", line)
+        if m:
+            depth = _indent(kept[k + 1])
+            n = 0
+            for later in kept[k + 2:]:
+                if later.strip() and _indent(later) <= depth:
+                    break
+                n += bool(push.match(later))
+            kept[k] = f"{m.group(1)}{tape}.reserve({n} * {m.group(3)}){m.group(4) or ''}" if n else ""
+    return [line for line in kept if line != ""]
