@@ -301,7 +301,7 @@ def test_small_vectors_become_c_doubles(env):
     assert "cdef (double, double, double, double, double, double) _v_rhs_vjp_1(" in text
     assert "def rk4_value_and_vjp(p, s0, double h, n, rk4_bar=1.0):" in text
     assert "        k1__0, k1__1, k1__2 = _v_rhs_1(s__0, s__1, s__2, p__0, p__1, p__2)" in text
-    assert "tape.push(sum_s__2)" in text and "sum_s__0 = tape.pop()" in text      # rhs_vjp reads them
+    assert "tape.put(sum_s__2)" in text and "sum_s__0 = tape.pop()" in text      # rhs_vjp reads them
     assert "tape.push(k1__0)" not in text and "k1__0 = tape.pop()" not in text    # read back by nothing
     assert "tape.reserve(15 * n)" in text         # the loop's tape at once: 15 numbers a step
     assert "rk4_value = ((s__0 + s__1) + s__2)" in text           # np.sum of 3 numbers, in order

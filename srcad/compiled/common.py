@@ -80,6 +80,11 @@ cdef class {_TAPE}:
         self.n += 1
         return 0
 
+    cdef inline void put(self, double v) noexcept:
+        """push where reserve() made room (a loop's pushes, counted when the code was written)."""
+        self.data[self.n] = v
+        self.n += 1
+
     cdef inline double pop(self) except? -1.0:
         if self.n == 0:
             raise IndexError("pop from an empty tape")

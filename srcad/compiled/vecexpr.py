@@ -207,8 +207,8 @@ class VecExpr:
         if name == "add" and len(args) == 2:
             if num(types[0]) and num(types[1]):
                 return "d", [f"{_HELPER}({args[0][1][0]}, {args[1][1][0]})"]
-            if is_vec(types[0]) and types[0] == types[1]:
-                return types[0], [f"{_HELPER}({x}, {y})" for x, y in zip(args[0][1], args[1][1])]
+            if is_vec(types[0]) and types[0] == types[1]:     # (an array is never rt.add's zero: a + b)
+                return types[0], [f"({x} + {y})" for x, y in zip(args[0][1], args[1][1])]
             for k in (0, 1):      # a literal (a zero so far) and a vector
                 (ta, sa), (tb, sb) = args[k], args[1 - k]
                 if ta == "const" and is_vec(tb):

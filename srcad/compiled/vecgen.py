@@ -236,9 +236,11 @@ def _drop_dead_tape(out, tapes):
         if m:
             depth = _indent(kept[k + 1])
             n = 0
-            for later in kept[k + 2:]:
-                if later.strip() and _indent(later) <= depth:
+            for j in range(k + 2, len(kept)):
+                if kept[j].strip() and _indent(kept[j]) <= depth:
                     break
-                n += bool(push.match(later))
+                if push.match(kept[j]):      # room reserved: no capacity test
+                    n += 1
+                    kept[j] = kept[j].replace(f"{tape}.push(", f"{tape}.put(")
             kept[k] = f"{m.group(1)}{tape}.reserve({n} * {m.group(3)}){m.group(4) or ''}" if n else ""
     return [line for line in kept if line != ""]
