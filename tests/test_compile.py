@@ -458,6 +458,13 @@ def test_rk4_small_arrays_bits_and_fd(env):
     assert np.allclose(g, fd, rtol=1e-6, atol=1e-8)
     v2, g2 = vg(p, s0, 1e-3, 0)            # no step: the zero gradient, as the Python path gives
     assert v2 == np.sum(s0) and np.array_equal(g2, srcad.grad(m.rk4)(p, s0, 1e-3, 0))
+    # forward mode: the tangent code scalarised too (rhs_jvp typed from the call, tuple results unpacked)
+    d = np.array([0.3, -0.2, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiled.CompileWarning)
+        y, dy = srcad.jvp(m.rk4, (p, s0, 1e-3, 300), (d, None, None, None), compile=True)
+    assert (y, dy) == srcad.jvp(m.rk4, (p, s0, 1e-3, 300), (d, None, None, None))
+    assert abs(dy - fd @ d) <= 1e-6 * (1 + abs(dy))
 
 
 @pytest.mark.slow

@@ -87,6 +87,10 @@ class VecFunction:
             conflicts = []
             for st in self._assignments(self.fn.body):
                 target = st.targets[0] if isinstance(st, ast.Assign) else st.target
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(target, ast.Tuple) \
+                        and all(isinstance(t, ast.Name) for t in target.elts):
+                    self._unpacked(target.elts, st.value, new, conflicts)
+                    continue
                 if not isinstance(target, ast.Name) or (isinstance(st, ast.Assign) and len(st.targets) != 1):
                     raise Untypable("an assignment to something other than one name")
                 name = target.id
@@ -137,6 +141,26 @@ class VecFunction:
                     and n.id not in self.tapes and n.id not in ("np", "numpy", "rt", "math", "range", "reversed") \
                     and n.id not in self.module:
                 raise Untypable(f"the name {n.id} is not typed")
+
+    def _unpacked(self, names, value, new, conflicts):
+        """`a, b = value`: each name gets its part of a tuple (a helper's result)."""
+        try:
+            t = self.expr().type_of(value)
+        except Untypable as exc:
+            conflicts.append(str(exc))
+            return
+        if t is None:
+            return
+        if not (isinstance(t, tuple) and t[0] == "t" and len(t[1]) == len(names)):
+            raise Untypable("a tuple assignment of something other than a tuple of its size")
+        for n, part in zip(names, t[1]):
+            if n.id in self.tapes or n.id in self.ptypes:
+                raise Untypable(f"{n.id} assigned in a tuple")
+            merged = _merge(new.get(n.id), part)
+            if merged is False:
+                conflicts.append(f"{n.id} is both {new.get(n.id)} and {part}")
+            else:
+                new[n.id] = merged
 
     def expr(self):
         return VecExpr(self)

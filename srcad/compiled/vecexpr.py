@@ -175,9 +175,10 @@ class VecExpr:
         f = e.func
         if isinstance(f, ast.Name) and f.id in self.fn.module:
             return self._helper(e)
-        if e.keywords and not _is_call(e, ("rt",), ("sum_vjp",)):
+        if e.keywords:
             raise Untypable(f"the call {ast.unparse(e)}")
-        pos = e.args[:2] if _is_call(e, ("rt",), ("sum_vjp",)) else e.args   # (its axis, keepdims: constants)
+        pos = e.args[:2] if _is_call(e, ("rt",), ("sum_vjp",)) else e.args[:1] if _is_call(e, ("rt",), ("sum_jvp",)) \
+            else e.args       # (their axis, keepdims: constants, checked below)
         args = [self.ev(a) for a in pos]
         if any(t is None for t, _ in args):
             return None, None
@@ -231,6 +232,24 @@ class VecExpr:
             if k is not None and -n <= k < n:
                 g = args[3][1][0]
                 return t0, [f"({x} + {g})" if j == k % n else x for j, x in enumerate(args[0][1])]
+        if name == "index_jvp" and len(args) == 3 and is_vec(t0) and t0 == types[1]:
+            k = _const_int(e.args[2])
+            if k is not None and -t0[1] <= k < t0[1]:
+                return "d", [args[0][1][k % t0[1]]]
+        if name == "zeros_like" and len(args) == 1 and (is_vec(t0) or num(t0)):
+            return ("d" if num(t0) else t0), ["0.0"] * flat(t0)
+        if name == "broadcast_like" and len(args) == 2 and (t0 == types[1] or num(t0) and num(types[1])):
+            return ("d" if num(t0) else t0), args[0][1]
+        if name == "broadcast_like" and len(args) == 2 and num(t0) and is_vec(types[1]):
+            return types[1], args[0][1] * types[1][1]
+        if name == "as_tangent" and len(args) == 2 and is_vec(t0) and t0 == types[1]:
+            return args[0]
+        if name == "sum_jvp" and len(args) == 1 and is_vec(t0) and t0[1] <= SUM_MAX and not e.keywords \
+                and all(isinstance(a, ast.Constant) and a.value in (None, False) for a in e.args[1:]):
+            acc = args[0][1][0]
+            for x in args[0][1][1:]:
+                acc = f"({acc} + {x})"
+            return "d", [acc]
         if name == "sum_vjp" and num(t0) and len(args) >= 2 and is_vec(types[1]) and not e.keywords \
                 and all(isinstance(a, ast.Constant) and a.value in (None, False) for a in e.args[2:]):
             return types[1], args[0][1] * types[1][1]

@@ -92,6 +92,16 @@ class _Gen:
         if isinstance(st, ast.AugAssign):
             target = st.target.id
             value = ast.BinOp(ast.Name(target, ast.Load()), st.op, st.value)
+        elif isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Tuple):
+            mine = [x for t in st.targets[0].elts for x in self.names(t.id)]
+            t, s = self.ex.top(st.value)
+            if isinstance(s, tuple):
+                self.emit(indent, f"{', '.join(mine)} = {s[1]}({', '.join(s[2])})")
+            elif s is not None and len(s) == len(mine):
+                self.emit(indent, f"{', '.join(mine)} = {', '.join(s)}")
+            else:
+                raise Untypable(f"the statement {ast.unparse(st)}")
+            return
         elif isinstance(st, ast.Assign):
             target, value = st.targets[0].id, st.value
         else:
