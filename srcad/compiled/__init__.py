@@ -123,6 +123,7 @@ def _by_length(general, fallback, cands, build_for):
     (general(): built when first needed; fallback when it cannot be)."""
     table = {}
 
+    @functools.wraps(fallback)       # (its signature: callers map tangents to parameter names by it)
     def call(*args, **kwargs):
         key = []
         for k, name in cands:
