@@ -125,7 +125,7 @@ def _example_args(text):
     import numpy as np
     try:
         value = eval(compile(f"({text},)", "<--args>", "eval"), {"np": np, "numpy": np})   # the user's own input
-    except Exception as exc:
+    except (SyntaxError, NameError, TypeError, ValueError, AttributeError, ArithmeticError, LookupError) as exc:
         raise ValueError(f"--args {text!r} is not a Python expression of the arguments ({exc}); write e.g. "
                          f"--args \"np.ones(3), 0.5\".") from None
     return tuple(value)
