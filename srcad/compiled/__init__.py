@@ -108,10 +108,11 @@ def function(source, supplied, main, stem, kinds, live=None, fallback=None):
     if cands and fallback is not None:
         general = functools.partial(_built, source, supplied, main, stem, kinds, None)
     else:
-        fn = _built(source, supplied, main, stem, kinds, None)
-        if fn is None:
+        built = _built(source, supplied, main, stem, kinds, None)
+        if built is None:
             return None
-        general, fallback = (lambda: fn), fn
+        general, fallback = (lambda: built), built
+        fn = built
     if cands:
         fn = _by_length(general, fallback, cands, lambda key: _built(source, supplied, main, stem, kinds,
                                                                      {p: n for (_, p), n in zip(cands, key) if n}))

@@ -109,8 +109,9 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
     name: kind key (transform/kinds.py's signature keys: "float", ("d", 1), ...)}}. free: the
     names srcad supplies to the module when it loads it (the user's globals and closure values):
     bound to None at the top of the text, since Cython refuses a name it never sees bound.
-    shapes_of: {function name: {parameter: length}} for 1-D arrays of a small length: that
-    function is scalarised (smallvec.py) when its code allows, with the helpers it calls."""
+    A function of known kinds is scalarised (smallvec.py: numbers and small vectors as C doubles,
+    the helpers it calls typed from the call) when its code allows; shapes_of: {function name:
+    {parameter: length}} of its 1-D arrays of a small length (without: arrays stay objects)."""
     tree = ast.parse(source)
     taken = _names(tree)
     for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):
@@ -124,8 +125,9 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
     module = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
-            if fn.name in (shapes_of or {}) and _scalarise(fn, (kinds_of or {}).get(fn.name) or {},
-                                                           shapes_of[fn.name], module, taken, lines, edits, notes):
+            kinds = (kinds_of or {}).get(fn.name)
+            if kinds and _scalarise(fn, kinds, (shapes_of or {}).get(fn.name, {}), module, taken, lines, edits,
+                                    notes):
                 continue
             _plan_function(fn, (kinds_of or {}).get(fn.name), taken, lines, edits, inserts, after, notes)
     out = [DIRECTIVES,

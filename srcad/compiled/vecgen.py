@@ -192,6 +192,9 @@ def function_text(vf, lines):
         body = body[1:]
     if doubles:
         g.emit(ind, f"cdef double {', '.join(doubles)}")
+    locals_ = [d for d in doubles if d.split("__")[0] not in vf.params]
+    for k in range(0, len(locals_), 8):   # NaN until assigned (a C double has no "unbound": a read shows)
+        g.emit(ind, " = ".join(locals_[k:k + 8]) + " = libc.math.NAN")
     if ints:
         g.emit(ind, f"cdef Py_ssize_t {', '.join(ints)}")
     for t in sorted(vf.tapes):
