@@ -2,7 +2,8 @@
 
 `srcad.grad(f, compile=True)` (and value_and_grad, vjp, jvp, jacobian) runs the same generated
 module as the Python path, written as Cython by srcad/compiled/pyx.py (typed where the signature
-proves it, Python objects elsewhere) and built by srcad/compiled/build.py (cached per text,
+proves it, Python objects elsewhere; numbers and small 1-D arrays as C doubles where smallvec.py's
+rules hold, a module per length of the call's small arrays) and built by srcad/compiled/build.py (cached per text,
 signature and machine). When the build fails (no C compiler, a Cython error, no usable cache
 directory) srcad says why in one CompileWarning per module and runs the Python module instead.
 

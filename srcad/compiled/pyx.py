@@ -24,6 +24,10 @@ module: every program the Python module runs, the Cython one runs, with the same
 operations are the same (IEEE +, -, *, / and the same libm calls give the same bits). Division by
 zero raises ZeroDivisionError as for a Python float (cdivision off).
 
+First, a function of known kinds is offered to smallvec.py, which writes it (and the helpers it
+calls) with every number and small 1-D array as C doubles when all of its code is within its rules;
+the rules above are for the functions it declines.
+
 A function containing a nested function, lambda or class is kept untyped (its closure variables
 would need care); the module still compiles and runs.
 """
