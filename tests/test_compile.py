@@ -344,6 +344,9 @@ def test_elementwise_loop_bits_and_fd(elem_built):
     assert np.array_equal(g, want)
     assert np.allclose(g, np.sin(XS) + XS * np.cos(XS), rtol=1e-13, atol=1e-13)     # analytic
     assert np.allclose(g, _fd(f, XS), rtol=1e-6, atol=1e-8)
+    # a 5-entry array: within smallvec's lengths, but x[i] is read at a run-time index: the general module
+    short = np.linspace(-1.0, 1.0, 5)
+    assert np.array_equal(elem_built["g"](short), srcad.grad(f)(short))
 
 
 @pytest.mark.slow
