@@ -207,21 +207,44 @@ def function_text(vf, lines):
                 g.emit(ind, f"{', '.join(mine)} = {', '.join(f'{p}[{k}]' for k in range(len(mine)))}"
                             f"  # {p}'s {len(mine)} numbers, unboxed")
     g.body(body, ind)
-    return _drop_dead_tape(g.out, vf.tapes) if len(vf.tapes) == 1 else g.out
+    return _drop_dead_tape(g.out, vf.tapes, _invariant(vf)) if len(vf.tapes) == 1 else g.out
+
+
+def _invariant(vf):
+    """The numbers every assignment of which is one expression of constants and parameters the
+    function never reassigns (`prod_h = 0.5 * h` in a loop): after the first, the value is the
+    same, so the tape need not restore it (before it, NaN: a value no correct code reads)."""
+    rhs = {}
+    for n in ast.walk(vf.fn):
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            rhs.setdefault(n.target.id, set()).add(None)
+        elif isinstance(n, ast.Assign) and not vf._pops(n.value) and not (
+                isinstance(n.value, ast.Constant) and n.value.value is None):     # (placeholders, restores)
+            for t in n.targets:
+                for name in ast.walk(t):
+                    if isinstance(name, ast.Name):
+                        pure = len(n.targets) == 1 and t is name and all(
+                            isinstance(x, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop,
+                                           ast.expr_context)) or isinstance(x, ast.Name) and x.id in vf.untouched
+                            and num(vf.types.get(x.id)) for x in ast.walk(n.value))
+                        rhs.setdefault(name.id, set()).add(ast.unparse(n.value) if pure else None)
+    return {name for name, values in rhs.items() if len(values) == 1 and None not in values
+            and vf.types.get(name) == "d"}
 
 
 def _indent(line):
     return len(line) - len(line.lstrip(" "))
 
 
-def _drop_dead_tape(out, tapes):
+def _drop_dead_tape(out, tapes, invariant=()):
     """out without the pushes and pops of the numbers whose restored value nothing reads.
 
     srcad's tape pairs each push of a name with a pop into the same name (a stack: removing all
     of one name's pushes and pops leaves the others paired). A pop restores a value for the adjoints
     of earlier statements; when no line from the loop that holds the name's first pop (or from
     that pop, outside a loop) to the end reads the name (a shape-only operand such as
-    rt.unbroadcast's second reads no number), the value is never needed: its pushes and pops go."""
+    rt.unbroadcast's second reads no number), the value is never needed: its pushes and pops go.
+    So do those of the invariant numbers (_invariant)."""
     tape = next(iter(tapes))
     push = re.compile(rf"^\s*{tape}\.push\((\w+)\)$")
     pop = re.compile(rf"^\s*(\w+) = {tape}\.pop\(\)$")
@@ -230,7 +253,7 @@ def _drop_dead_tape(out, tapes):
         m = pop.match(line)
         if m and m.group(1) not in first:
             first[m.group(1)] = k
-    dead = set()
+    dead = set(invariant) & set(first)
     for name, k in first.items():
         start, depth = k, _indent(out[k])
         for j in range(k - 1, -1, -1):
