@@ -324,6 +324,15 @@ def test_outside_the_rules_stays_general():
         assert "x__0" not in text
 
 
+def test_a_name_maybe_unbound_stays_an_object():
+    """y is bound only if the loop runs: Python raises UnboundLocalError reading it after no trip;
+    a C double would be read as whatever it holds, so y stays a Python object (Cython checks it)."""
+    src = "def f(x, n):\n    for i in range(n):\n        y = x * 2.0\n    return y\n"
+    text, notes = pyx.translate(src, {"f": {"x": "float", "n": "int"}})
+    assert notes["vector"] == 0 and "y may be read before it is assigned" in notes["why"]
+    assert "cdef double" not in text and "def f(double x, n):" in text
+
+
 # ---- built derivatives ------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_scalar_loop_bits_and_fd(scalar_built):

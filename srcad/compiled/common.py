@@ -122,3 +122,46 @@ def _range_bound(it):
     if len(it.args) == 2 and isinstance(it.args[0], ast.Constant) and it.args[0].value == 0:
         return it.args[1]
     return None
+
+
+def maybe_unbound(body, bound):
+    """The names some statement of body may read before any assignment of them (Python raises
+    UnboundLocalError there; a C local would be read as whatever it holds). bound: the names
+    bound on entry. Conservative: what a loop, branch, with or try assigns counts as bound after
+    it only if it was bound before it, and a nested function's body is not looked into."""
+    out = set()
+
+    def walk(stmts, bound):
+        for st in stmts:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                bound = bound | {st.name}
+                continue
+            parts = [getattr(st, f, None) for f in ("body", "orelse", "finalbody")]
+            if isinstance(st, ast.Try):
+                parts += [h.body for h in st.handlers]
+            inner = [p for p in parts if isinstance(p, list) and p and isinstance(p[0], ast.stmt)]
+            heads = [st.iter, st.target] if isinstance(st, (ast.For, ast.AsyncFor)) else \
+                [st.test] if isinstance(st, (ast.If, ast.While)) else \
+                [i for item in st.items for i in (item.context_expr, item.optional_vars) if i is not None] \
+                if isinstance(st, (ast.With, ast.AsyncWith)) else [] if inner else [st]
+            for h in heads:
+                _reads(h, bound, out)
+            if inner:
+                mine = bound | _stores(heads) | ({h.name for h in getattr(st, "handlers", []) if h.name})
+                for part in inner:
+                    walk(part, set(mine))
+            else:
+                bound |= _stores([st])
+
+    walk(body, set(bound))
+    return out
+
+
+def _reads(node, bound, out):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
+            out.add(n.id)
+
+
+def _stores(nodes):
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

@@ -2,7 +2,7 @@
 or unboxed tapes (see pyx.py for the rules)."""
 import ast
 
-from .common import _ARITH, _LIBM, _MATH_MODULES, _is_call, _range_bound
+from .common import _ARITH, _LIBM, _MATH_MODULES, _is_call, _range_bound, maybe_unbound
 
 
 class _Function:
@@ -115,9 +115,12 @@ class _Function:
             if all(h == "for" and _range_bound(n.iter) is not False for h, n in how) or \
                     (len(how) == 1 and how[0][0] == "value" and self._dim(how[0][1]) is not None):
                 self.ints.add(name)
+        # a name some line may read unbound stays an object (Cython raises UnboundLocalError for it)
+        unbound = maybe_unbound(self.fn.body, set(self.params))
+        self.ints -= unbound
         # doubles: the greatest set consistent with every assignment
         cand = {n for n, how in self.assigns.items()
-                if n not in self.ints and all(h in ("value", "aug") or (h == "param" and self.kinds.get(n) == "float")
+                if n not in unbound and n not in self.ints and all(h in ("value", "aug") or (h == "param" and self.kinds.get(n) == "float")
                                               for h, _ in how)}
         while True:
             self.doubles = cand

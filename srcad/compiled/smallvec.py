@@ -21,7 +21,7 @@ main function's return is evaluated as Python, the vectors packed into arrays.
 """
 import ast
 
-from .common import _range_bound
+from .common import _range_bound, maybe_unbound
 from .vecexpr import SMALL, Untypable, VecExpr, is_vec, vec
 
 __all__ = ["SMALL", "Untypable", "VecFunction", "vec"]
@@ -136,6 +136,9 @@ class VecFunction:
                                  ast.Delete, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.NamedExpr,
                                  ast.AsyncFor, ast.Raise, ast.Assert, ast.Break, ast.Continue)):
                 raise Untypable(f"a {type(st).__name__} statement")
+        unbound = maybe_unbound(self.fn.body, set(self.params)) & set(self.types)
+        if unbound:       # (Python raises UnboundLocalError there; a C double would be read as it is)
+            raise Untypable(f"{min(unbound)} may be read before it is assigned")
         for n in ast.walk(self.fn):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in self.types \
                     and n.id not in self.tapes and n.id not in ("np", "numpy", "rt", "math", "range", "reversed") \
