@@ -330,7 +330,7 @@ def test_a_name_maybe_unbound_stays_an_object():
     src = "def f(x, n):\n    for i in range(n):\n        y = x * 2.0\n    return y\n"
     text, notes = pyx.translate(src, {"f": {"x": "float", "n": "int"}})
     assert notes["vector"] == 0 and "y may be read before it is assigned" in notes["why"]
-    assert "    cdef double" not in text and "def f(double x, n):" in text
+    assert "def f(double x, n):\n    cdef Py_ssize_t i\n    for i in range(n):" in text      # no cdef double y
 
 
 # ---- built derivatives ------------------------------------------------------------------------------
