@@ -7,12 +7,14 @@ Workloads (benchmarks/compiled_workloads.py):
           3 parameters (the state as small NumPy arrays, as people write it);
   rk4s    the same integrator with the state as three floats;
   elem    a per-element loop over an array of 10^4 floats, t += sin(x[i]) * x[i].
+  ode_*   GradBench's ode (benchmarks/gradbench/ode.py: vectorised NumPy, RK4 over n-vectors with
+          cumsum and concatenate) at n = 6, 1000, 10^4: compile=True must not be slower there.
 
 Times are medians of repeated calls; the first compiled call (building or loading the extension)
 is reported separately, with srcad.compiled.last_build(). The hand-written loops are forward-mode
 derivatives written in plain Python/NumPy, the speed a user gets without srcad.
 
-    python -m benchmarks.compiled [--repeat 7] [--json out.json] [--only scalar,rk4]
+    python -m benchmarks.compiled [--repeat 7] [--json out.json] [--only scalar,rk4,ode_1000]
 """
 import argparse
 import importlib
@@ -77,16 +79,28 @@ def _median(fn, repeat, number=1):
 
 
 def compiled_primal(f, args):
-    """f itself compiled the same way (srcad/compiled/pyx.py types the user's function as it types
-    generated code): the primal a compiled derivative is measured against."""
+    """f itself compiled the same way (srcad/compiled/ types the user's function as it types
+    generated code), with the functions of its module that it calls (typed from the call, as the
+    derivative's helpers are): the primal a compiled derivative is measured against."""
     import inspect
     import textwrap
+    import types
 
     from srcad import compiled
     from srcad.transform.kinds import signature
-    source = textwrap.dedent(inspect.getsource(f))
+    mine = {f.__name__: f}
+    todo = [f]
+    while todo:
+        g = todo.pop()
+        for name in g.__code__.co_names:
+            h = f.__globals__.get(name)
+            if isinstance(h, types.FunctionType) and h.__module__ == f.__module__ and name not in mine:
+                mine[name] = h
+                todo.append(h)
+    source = "\n\n".join(textwrap.dedent(inspect.getsource(g)) for g in mine.values())
     names = list(inspect.signature(f).parameters)
-    supplied = {k: v for k, v in f.__globals__.items() if k in f.__code__.co_names}
+    supplied = {k: v for g in mine.values() for k, v in f.__globals__.items()
+                if k in g.__code__.co_names and k not in mine}
     return compiled.function(source, supplied, f.__name__, f.__name__ + "_primal",
                              dict(zip(names, signature(args)[0])))
 
@@ -100,7 +114,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json")
-    ap.add_argument("--only", default="scalar,rk4,rk4s,elem")
+    ap.add_argument("--only", default="scalar,rk4,rk4s,elem,ode_tiny,ode_1000,ode_10000")
     opts = ap.parse_args(argv)
     import srcad
     from srcad import compiled
@@ -114,10 +128,14 @@ def main(argv=None):
                  lambda: hand_rk4(p, s0, 1e-4, 10_000)),
         "elem": (w.elem, (xs,), 0, lambda: hand_elem(xs)),
     }
+    from benchmarks.gradbench import ode
+    for label, size in (("ode_tiny", ode.SIZES["tiny"]), ("ode_1000", ode.SIZES["quick"][0]),
+                        ("ode_10000", ode.SIZES["full"][0])):
+        cases[label] = (ode.primal, ode.data(size), 0, None)     # GradBench's ode (vectorised NumPy)
     rows = []
     for name in opts.only.split(","):
         f, args, wrt, hand = cases[name]
-        slow = name in ("rk4", "rk4s")
+        slow = name in ("rk4", "rk4s") or name.startswith("ode")
         r = max(3, opts.repeat // 2) if slow else opts.repeat
         number = 1 if slow else 20
         py = srcad.value_and_grad(f, wrt)
@@ -136,7 +154,7 @@ def main(argv=None):
                    compiled_primal_s=_median(lambda: fc(*args), r, number),
                    python_path_s=_median(lambda: py(*args), r, number),
                    compiled_s=_median(lambda: cp(*args), r, number),
-                   hand_s=_median(hand, r, number))
+                   hand_s=_median(hand, r, number) if hand else float("nan"))
         row["compiled_over_primal"] = row["compiled_s"] / row["compiled_primal_s"]
         row["python_over_primal"] = row["python_path_s"] / row["primal_s"]
         row["speedup_vs_python_path"] = row["python_path_s"] / row["compiled_s"]

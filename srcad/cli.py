@@ -86,6 +86,9 @@ def main(argv=None):
     p.add_argument("-o", "--output", help="write the module to this file instead of printing it")
     p.add_argument("--compile", action="store_true",
                    help="print the Cython text (.pyx) that compile=True builds (no signature: untyped arguments)")
+    p.add_argument("--args", metavar="EXPR",
+                   help="the example arguments the code is specialised for, as Python (numpy as np), e.g. "
+                        "\"np.ones(3), 0.5, 100\": their kinds, and with --compile the small arrays' lengths")
     r = sub.add_parser("rules", help="list every supported function with its derivative modes")
     r.add_argument("--all", action="store_true", help="also list the rules of srcad's runtime helpers")
     c = sub.add_parser("cache", help="show or empty the directory where srcad writes generated modules")
@@ -100,7 +103,13 @@ def main(argv=None):
         sys.stdout.write(format_rules(include_internal=args.all))
         return 0
     try:
-        text = emit(_load(args.target), mode=args.mode, wrt=_wrt(args.wrt), stage=args.stage, compile=args.compile)
+        example = None if args.args is None else _example_args(args.args)
+    except ValueError as exc:
+        print(f"srcad: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        text = emit(_load(args.target), mode=args.mode, wrt=_wrt(args.wrt), stage=args.stage, compile=args.compile,
+                    args=example)
     except SrcadError as exc:
         print(f"srcad: error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2
@@ -112,11 +121,24 @@ def main(argv=None):
     return 0
 
 
+def _example_args(text):
+    import numpy as np
+    try:
+        value = eval(compile(f"({text},)", "<--args>", "eval"), {"np": np, "numpy": np})   # the user's own input
+    except (SyntaxError, NameError, TypeError, ValueError, AttributeError, ArithmeticError, LookupError) as exc:
+        raise ValueError(f"--args {text!r} is not a Python expression of the arguments ({exc}); write e.g. "
+                         f"--args \"np.ones(3), 0.5\".") from None
+    return tuple(value)
+
+
 def _cache(args):
     from . import cache
+    from .compiled import build
     if args.clear:
         n = cache.clear()
-        print(f"removed {n} file{'s' if n != 1 else ''} from {cache.location()}")
+        k = build.clear()
+        print(f"removed {n} file{'s' if n != 1 else ''} and {k} compiled build{'s' if k != 1 else ''} "
+              f"from {cache.location()}")
         return 0
     i = cache.info()
     print(f"directory : {i['dir']}{'' if i['exists'] else ' (not created yet)'}")
@@ -124,6 +146,9 @@ def _cache(args):
         print(f"unusable  : {i['problem']} (srcad compiles in memory instead)")
     print(f"files     : {i['files']} (at most {i['max_files']}, env {cache.ENV_MAX_FILES})")
     print(f"size      : {i['bytes'] / 2**20:.2f} MB (at most {i['max_bytes'] / 2**20:.0f} MB, env {cache.ENV_MAX_MB})")
+    b = build.info()
+    print(f"compiled  : {b['builds']} build{'s' if b['builds'] != 1 else ''}, {b['bytes'] / 2**20:.2f} MB "
+          f"(compile=True; removed by --clear)")
     return 0
 
 

@@ -68,6 +68,21 @@ def mixed(x, w, scale=2.0):
     return acc * scale + np.sum(w * x)
 
 
+def rhs(s, p):
+    return np.array([p[0] * (s[1] - s[0]), s[0] * (p[1] - s[2]) - s[1], s[0] * s[1] - p[2] * s[2]])
+
+
+def rk4(p, s0, h, n):
+    s = s0
+    for i in range(n):
+        k1 = rhs(s, p)
+        k2 = rhs(s + 0.5 * h * k1, p)
+        k3 = rhs(s + 0.5 * h * k2, p)
+        k4 = rhs(s + h * k3, p)
+        s = s + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return np.sum(s)
+
+
 def rk4s(a, b, c, x, y, z, h, n):
     for i in range(n):
         k1x = a * (y - x)
@@ -199,12 +214,35 @@ def test_emit_compile_shows_typed_pyx(env):
     assert "def scalar_vjp(x, scalar_bar=1.0):" in text and "cdef Py_ssize_t i" in text
 
 
-def test_cli_emit_compile(env, tmp_path):
+def test_cli_emit_compile(env, tmp_path, capsys):
     from srcad.cli import main
     out = tmp_path / "scalar.pyx"
     assert main(["emit", f"{env['path']}:scalar", "--compile", "-o", str(out)]) == 0
     text = out.read_text()
     assert text.startswith("# cython:") and "def scalar_vjp(x, scalar_bar=1.0):" in text
+    # --args: the example arguments' kinds (and the small arrays' lengths)
+    assert main(["emit", f"{env['path']}:rk4", "--compile", "--args", "np.array([10.0, 28.0, 2.5]), np.ones(3), 1e-3, 5",
+                 "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "def rk4_vjp(p, s0, double h, n, rk4_bar=1.0):" in text
+    assert main(["emit", f"{env['path']}:rk4", "--args", "np.ones(3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("srcad: error: --args 'np.ones(3' is not a Python expression") and err.strip().endswith(".")
+
+
+def test_cache_clear_removes_compiled_builds(tmp_path, monkeypatch, capsys):
+    from srcad.cli import main
+    monkeypatch.setenv("SRCAD_CACHE_DIR", str(tmp_path / "c"))
+    d = build.directory()
+    (d / "srcad_cy_f_0123").mkdir()
+    (d / "srcad_cy_f_0123" / "srcad_cy_f_0123.pyx").write_text("x = 1\n")
+    (d / "tmp.1.2.ab").mkdir()
+    (d / "unrelated").mkdir()                  # not srcad's: left alone
+    assert main(["cache", "--info"]) == 0
+    assert "compiled  : 1 build," in capsys.readouterr().out
+    assert main(["cache", "--clear"]) == 0
+    assert "and 1 compiled build from" in capsys.readouterr().out
+    assert sorted(p.name for p in d.iterdir()) == ["unrelated"]
 
 
 def test_supplied_names_are_bound_for_cython():
@@ -232,6 +270,69 @@ def test_untypable_names_stay_objects(env):
     assert decl == ["cdef double a"]
 
 
+def test_numpy_sums_few_numbers_in_order():
+    """smallvec's premise for np.sum of a vector of at most SUM_MAX numbers: NumPy adds them in order."""
+    from srcad.compiled.vecexpr import SUM_MAX
+    rng = np.random.default_rng(5)
+    for n in range(1, SUM_MAX + 1):
+        for _ in range(300):
+            a = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)
+            acc = a[0]
+            for v in a[1:]:
+                acc = acc + v
+            assert acc == np.sum(a), (n, a)
+
+
+def _rk4_text(env, shapes):
+    from srcad import api, cache
+    m = env["mod"]
+    args = (np.array([10.0, 28.0, 8.0 / 3.0]), np.array([1.0, 1.0, 1.0]), 1e-3, 5)
+    sig = api._signature(args)
+    source, supplied, main, _ = cache.entry(m.rk4, "reverse", 0, (), api._variant("value", None), sig)
+    return pyx.translate(source, {main: api._kinds_of(main, source, sig, "reverse")}, supplied,
+                         None if shapes is None else {main: shapes})
+
+
+def test_small_vectors_become_c_doubles(env):
+    """RK4 of 3-element arrays: the state's numbers as C doubles, rhs and rhs_vjp typed from the call."""
+    text, notes = _rk4_text(env, {"p": 3, "s0": 3})
+    assert notes["vector"] == 3 and notes["why"] is None
+    assert "cdef (double, double, double) _v_rhs_1(double s__0, double s__1, double s__2, double p__0," in text
+    assert "cdef (double, double, double, double, double, double) _v_rhs_vjp_1(" in text
+    assert "def rk4_value_and_vjp(p, s0, double h, n, rk4_bar=1.0):" in text
+    assert "        k1__0, k1__1, k1__2 = _v_rhs_1(s__0, s__1, s__2, p__0, p__1, p__2)" in text
+    assert "tape.put(sum_s__2)" in text and "sum_s__0 = tape.pop()" in text      # rhs_vjp reads them
+    assert "tape.push(k1__0)" not in text and "k1__0 = tape.pop()" not in text    # read back by nothing
+    assert "tape.reserve(12 * n)" in text         # the loop's tape at once: 12 numbers a step (no invariant 0.5 * h)
+    assert "rk4_value = ((s__0 + s__1) + s__2)" in text           # np.sum of 3 numbers, in order
+    assert "# L53: k2 = rhs(s + 0.5 * h * k1, p)" in text         # the user's lines, as comments
+    assert "rt.finalize(np.array([p_bar__0, p_bar__1, p_bar__2]), p)" in text
+    # without lengths (or for a length too long to unroll): the general translation
+    general, notes = _rk4_text(env, None)
+    assert notes["vector"] == 0 and "_v_rhs" not in general
+    assert _rk4_text(env, {"p": 30, "s0": 30})[1]["vector"] == 0
+
+
+def test_outside_the_rules_stays_general():
+    """A vector read at a run-time index, np.sin of a vector, a branch: not scalarised, and why."""
+    cases = {"def f(x, k):\n    y = x[k] * 2.0\n    return y\n": "index",
+             "def f(x, k):\n    y = np.sin(x)\n    return y\n": "np.sin",
+             "def f(x, k):\n    y = x * 2.0\n    if k:\n        y = x\n    return y\n": "If"}
+    for src, why in cases.items():
+        text, notes = pyx.translate(src, {"f": {"x": ("d", 1), "k": "int"}}, (), {"f": {"x": 3}})
+        assert notes["vector"] == 0 and why in notes["why"], (src, notes)
+        assert "x__0" not in text
+
+
+def test_a_name_maybe_unbound_stays_an_object():
+    """y is bound only if the loop runs: Python raises UnboundLocalError reading it after no trip;
+    a C double would be read as whatever it holds, so y stays a Python object (Cython checks it)."""
+    src = "def f(x, n):\n    for i in range(n):\n        y = x * 2.0\n    return y\n"
+    text, notes = pyx.translate(src, {"f": {"x": "float", "n": "int"}})
+    assert notes["vector"] == 0 and "y may be read before it is assigned" in notes["why"]
+    assert "def f(double x, n):\n    cdef Py_ssize_t i\n    for i in range(n):" in text      # no cdef double y
+
+
 # ---- built derivatives ------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_scalar_loop_bits_and_fd(scalar_built):
@@ -252,6 +353,9 @@ def test_elementwise_loop_bits_and_fd(elem_built):
     assert np.array_equal(g, want)
     assert np.allclose(g, np.sin(XS) + XS * np.cos(XS), rtol=1e-13, atol=1e-13)     # analytic
     assert np.allclose(g, _fd(f, XS), rtol=1e-6, atol=1e-8)
+    # a 5-entry array: within smallvec's lengths, but x[i] is read at a run-time index: the general module
+    short = np.linspace(-1.0, 1.0, 5)
+    assert np.array_equal(elem_built["g"](short), srcad.grad(f)(short))
 
 
 @pytest.mark.slow
@@ -349,6 +453,30 @@ def test_mixed_program_compiles_and_matches(env):
         assert vg(0.3, w) != (v, g)
     finally:
         f.__defaults__ = saved
+
+
+@pytest.mark.slow
+def test_rk4_small_arrays_bits_and_fd(env):
+    """The issue's workload: a module scalarised for 3-element arrays; the same bits as the Python path."""
+    m = env["mod"]
+    p, s0 = np.array([10.0, 28.0, 8.0 / 3.0]), np.array([1.0, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiled.CompileWarning)
+        vg = srcad.value_and_grad(m.rk4, compile=True)
+        v, g = vg(p, s0, 1e-3, 300)
+    pv, pg = srcad.value_and_grad(m.rk4)(p, s0, 1e-3, 300)
+    assert v == pv and np.array_equal(g, pg) and g.dtype == pg.dtype and g.shape == (3,)
+    fd = _fd(lambda q: m.rk4(q, s0, 1e-3, 300), p)
+    assert np.allclose(g, fd, rtol=1e-6, atol=1e-8)
+    v2, g2 = vg(p, s0, 1e-3, 0)            # no step: the zero gradient, as the Python path gives
+    assert v2 == np.sum(s0) and np.array_equal(g2, srcad.grad(m.rk4)(p, s0, 1e-3, 0))
+    # forward mode: the tangent code scalarised too (rhs_jvp typed from the call, tuple results unpacked)
+    d = np.array([0.3, -0.2, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", compiled.CompileWarning)
+        y, dy = srcad.jvp(m.rk4, (p, s0, 1e-3, 300), (d, None, None, None), compile=True)
+    assert (y, dy) == srcad.jvp(m.rk4, (p, s0, 1e-3, 300), (d, None, None, None))
+    assert abs(dy - fd @ d) <= 1e-6 * (1 + abs(dy))
 
 
 @pytest.mark.slow

@@ -89,5 +89,6 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
     if compile:
         from .. import compiled
         source, supplied, main, _ = cache.entry(f, mode, wrt, (), cache_variant("plain", checkpoint), sig)
-        return compiled.pyx_text(source, main, _kinds_of(main, source, sig, mode), supplied)
+        kinds = _kinds_of(main, source, sig, mode)
+        return compiled.pyx_text(source, main, kinds, supplied, compiled.small_lengths(source, main, kinds, args))
     return cache.text(f, mode, wrt, cache_variant("plain", checkpoint), sig)

@@ -2,22 +2,30 @@
 
 `srcad.grad(f, compile=True)` (and value_and_grad, vjp, jvp, jacobian) runs the same generated
 module as the Python path, written as Cython by srcad/compiled/pyx.py (typed where the signature
-proves it, Python objects elsewhere) and built by srcad/compiled/build.py (cached per text,
+proves it, Python objects elsewhere; numbers and small 1-D arrays as C doubles where smallvec.py's
+rules hold, a module per length of the call's small arrays) and built by srcad/compiled/build.py (cached per text,
 signature and machine). When the build fails (no C compiler, a Cython error, no usable cache
 directory) srcad says why in one CompileWarning per module and runs the Python module instead.
 
 `last_build()` says what the last compiled module cost (seconds, or where it was reused from);
 the logger "srcad.compiled" logs each build at INFO level.
 """
+import ast
 import functools
+import logging
 import threading
 import warnings
+
+import numpy as np
 
 from .. import cache
 from .build import LAST, BuildError, load, module_name
 from .pyx import TranslateError, translate
+from .vecexpr import SMALL
 
-__all__ = ["CompileWarning", "function", "last_build", "pyx_text"]
+log = logging.getLogger("srcad.compiled")
+
+__all__ = ["CompileWarning", "function", "last_build", "pyx_text", "small_lengths"]
 
 
 class CompileWarning(UserWarning):
@@ -37,10 +45,23 @@ def last_build():
     return dict(LAST)
 
 
-def pyx_text(source, main, kinds, free=()):
+def pyx_text(source, main, kinds, free=(), shapes=None):
     """The Cython text of the generated module `source` whose main function `main` is called with
-    arguments of the given kinds ({parameter name: kind key}); free: the names srcad supplies."""
-    return translate(source, {main: kinds}, free)[0]
+    arguments of the given kinds ({parameter name: kind key}); free: the names srcad supplies;
+    shapes: {parameter: length} of the small 1-D arrays the text is scalarised for."""
+    return translate(source, {main: kinds}, free, None if not shapes else {main: shapes})[0]
+
+
+def small_lengths(source, main, kinds, args):
+    """{parameter: length} of the 1-D float64 arrays among args (main's leading parameters) short
+    enough to scalarise; None without args."""
+    if args is None:
+        return None
+    out = {}
+    for p, v in zip(_main_params(source, main), args):
+        if kinds.get(p) == ("d", 1) and isinstance(v, np.ndarray) and v.ndim == 1 and 0 < v.shape[0] <= SMALL:
+            out[p] = v.shape[0]
+    return out
 
 
 def _with_live_defaults(fn, live):
@@ -66,20 +87,80 @@ def _same(a, b):
     return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
 
 
-def function(source, supplied, main, stem, kinds, live=None):
+def _main_params(source, main):
+    for fn in ast.parse(source).body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == main:
+            return [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    return []
+
+
+def function(source, supplied, main, stem, kinds, live=None, fallback=None):
     """The compiled main function of the generated module `source` for arguments of these kinds,
     or None after one CompileWarning naming why it could not be built (the caller runs the Python
     module). live: the Python module's main function when the user's function has defaults: the
     compiled one is called with its default values as they are now (srcad/cache.py gives the
-    Python function the user's live defaults; a Cython function's defaults cannot be replaced)."""
+    Python function the user's live defaults; a Cython function's defaults cannot be replaced).
+
+    When the signature has 1-D float64 arrays, each call of a new small length (<= SMALL) builds
+    a module scalarised for those lengths (smallvec.py), used when the code allows it (else the
+    general module runs). fallback: the Python module's main function: with it the general module
+    is built only when a call needs it (a call of small arrays builds one module, not two)."""
+    cands = [(k, p) for k, p in enumerate(_main_params(source, main)) if kinds.get(p) == ("d", 1)]
+    if cands and fallback is not None:
+        general = functools.partial(_built, source, supplied, main, stem, kinds, None)
+    else:
+        built = _built(source, supplied, main, stem, kinds, None)
+        if built is None:
+            return None
+        general, fallback = (lambda: built), built
+        fn = built
+    if cands:
+        fn = _by_length(general, fallback, cands, lambda key: _built(source, supplied, main, stem, kinds,
+                                                                     {p: n for (_, p), n in zip(cands, key) if n}))
+    return fn if live is None else _with_live_defaults(fn, live)
+
+
+def _by_length(general, fallback, cands, build_for):
+    """The module built for the lengths of the call's small 1-D arrays, or the general one
+    (general(): built when first needed; fallback when it cannot be)."""
+    table = {}
+
+    @functools.wraps(fallback)       # (its signature: callers map tangents to parameter names by it)
+    def call(*args, **kwargs):
+        key = []
+        for k, name in cands:
+            v = args[k] if k < len(args) else kwargs.get(name)
+            key.append(v.shape[0] if type(v) is np.ndarray and v.ndim == 1 and v.dtype.char == "d"
+                       and 0 < v.shape[0] <= SMALL else 0)
+        key = tuple(key)
+        fn = table.get(key)
+        if fn is None:
+            fn = (build_for(key) if any(key) else None) or table.get("general")
+            if fn is None:
+                fn = table["general"] = general() or fallback
+            table[key] = fn
+        return fn(*args, **kwargs)
+    return call
+
+
+def _built(source, supplied, main, stem, kinds, shapes):
+    """The compiled main function (None after one warning; with shapes, None also when nothing
+    could be scalarised: no warning, the general module serves)."""
     key = None
     try:
-        memo = (source, main, tuple(sorted(kinds.items(), key=lambda kv: kv[0])), stem, tuple(sorted(supplied)))
+        memo = (source, main, tuple(sorted(kinds.items(), key=lambda kv: kv[0])), stem, tuple(sorted(supplied)),
+                tuple(sorted((shapes or {}).items())))
         named = _NAMED.get(memo)
         if named is None:
-            text = pyx_text(source, main, kinds, supplied)
-            named = _NAMED[memo] = (text, module_name(stem, text, memo[2]))
+            text, notes = translate(source, {main: kinds}, supplied, None if shapes is None else {main: shapes})
+            if shapes is not None and not notes["vector"]:
+                log.info("srcad does not scalarise %s for the lengths %s: %s", main, shapes, notes["why"])
+                named = _NAMED[memo] = (None, None)
+            else:
+                named = _NAMED[memo] = (text, module_name(stem, text, memo[2] + memo[5]))
         text, base = named
+        if text is None:
+            return None
         with _lock:
             held = _MODULES.setdefault(base, [])
             for have, mod in held:
@@ -96,8 +177,7 @@ def function(source, supplied, main, stem, kinds, live=None):
                 mod = load(key, text)
                 mod.__dict__.update(supplied)
                 held.append((dict(supplied), mod))
-        fn = getattr(mod, main)
-        return fn if live is None else _with_live_defaults(fn, live)
+        return getattr(mod, main)
     except (BuildError, TranslateError, OSError, AttributeError, TypeError) as exc:
         why = str(exc)
         if (main, key, why) not in _WARNED:

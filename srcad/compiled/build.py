@@ -223,3 +223,37 @@ def load(name, pyx_text):
         else:
             log.info("srcad loaded the compiled %s from %s", name, entry)
         return mod
+
+
+def _entries():
+    try:
+        d = cache.location() / "compiled"
+        if not d.is_dir() or d.is_symlink() or cache._problem(d):
+            return []
+        return [e for e in d.iterdir() if e.name.startswith(("srcad_cy_", "tmp.", ".trash.")) and e.is_dir()
+                and not e.is_symlink()]
+    except OSError:
+        return []
+
+
+def info():
+    """{'dir', 'builds', 'bytes'}: the compiled builds in the cache directory."""
+    n = size = 0
+    for e in _entries():
+        n += e.name.startswith("srcad_cy_")
+        for f in e.iterdir():
+            try:
+                size += f.lstat().st_size
+            except OSError:
+                pass
+    return {"dir": str(cache.location() / "compiled"), "builds": n, "bytes": size}
+
+
+def clear():
+    """Remove every compiled build from the cache directory (and unfinished ones); how many builds.
+    A module this process has loaded stays loaded (its file goes; the next process builds again)."""
+    n = 0
+    for e in _entries():
+        n += e.name.startswith("srcad_cy_")
+        _remove(e) if e.name.startswith("srcad_cy_") else shutil.rmtree(e, ignore_errors=True)
+    return n

@@ -24,340 +24,23 @@ module: every program the Python module runs, the Cython one runs, with the same
 operations are the same (IEEE +, -, *, / and the same libm calls give the same bits). Division by
 zero raises ZeroDivisionError as for a Python float (cdivision off).
 
+First, a function of known kinds is offered to smallvec.py, which writes it (and the helpers it
+calls) with every number and small 1-D array as C doubles when all of its code is within its rules;
+the rules above are for the functions it declines.
+
 A function containing a nested function, lambda or class is kept untyped (its closure variables
 would need care); the module still compiles and runs.
 """
 import ast
 import copy
 
-DIRECTIVES = ("# cython: language_level=3, binding=True, boundscheck=True, wraparound=True, "
-              "cdivision=False, cpow=True, embedsignature=False")
+from .common import (_HELPER, _LIBM, _MATH_MODULES, _PREAMBLE, _TAPE, DIRECTIVES, TranslateError, _is_call, _names,
+                     _range_bound)
+from .plan import _Function
+from .smallvec import SMALL, Untypable, VecFunction, vec
+from .vecgen import function_text
 
-# NumPy / math function -> libc.math function, for those whose float64 results agree bit for bit
-# with the C library's on this platform (checked by tests/test_compile.py; tanh does not).
-_LIBM = {"sin": "sin", "cos": "cos", "tan": "tan", "exp": "exp", "log": "log", "sqrt": "sqrt",
-         "sinh": "sinh", "cosh": "cosh", "arctan": "atan", "atan": "atan", "arcsin": "asin", "asin": "asin",
-         "arccos": "acos", "acos": "acos", "log1p": "log1p", "expm1": "expm1", "fabs": "fabs", "absolute": "fabs",
-         "abs": "fabs"}
-_MATH_MODULES = ("np", "numpy", "math")
-_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div)
-_HELPER = "_srcad_add"
-_TAPE = "_DoubleTape"
-_PREAMBLE = f'''
-cimport cython
-cimport libc.math
-from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
-
-
-cdef inline double {_HELPER}(double a, double b):
-    """rt.add for two numbers: a zero is "no derivative yet", returned as the other one is."""
-    if a == 0.0:
-        return b
-    if b == 0.0:
-        return a
-    return a + b
-
-
-@cython.final
-cdef class {_TAPE}:
-    """The tape's numbers, unboxed: a growing C array (doubling), popped in reverse order."""
-    cdef double* data
-    cdef Py_ssize_t n, cap
-
-    def __cinit__(self):
-        self.n, self.cap = 0, 1024
-        self.data = <double*> PyMem_Malloc(self.cap * sizeof(double))
-        if self.data == NULL:
-            raise MemoryError()
-
-    def __dealloc__(self):
-        PyMem_Free(self.data)
-
-    cdef inline int push(self, double v) except -1:
-        cdef double* grown
-        if self.n == self.cap:
-            grown = <double*> PyMem_Realloc(self.data, 2 * self.cap * sizeof(double))
-            if grown == NULL:
-                raise MemoryError()
-            self.data, self.cap = grown, 2 * self.cap
-        self.data[self.n] = v
-        self.n += 1
-        return 0
-
-    cdef inline double pop(self) except? -1.0:
-        if self.n == 0:
-            raise IndexError("pop from an empty tape")
-        self.n -= 1
-        return self.data[self.n]
-'''
-
-
-class TranslateError(Exception):
-    """The module cannot be written as Cython (a name Cython reserves is in use)."""
-
-
-def _names(tree):
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
-        {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-
-
-def _is_call(node, module, names):
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name) and node.func.value.id in module
-            and node.func.attr in names)
-
-
-def _range_bound(it):
-    """E of `range(E)`, `range(0, E)` or `reversed(range(E))`; the iterable when it is a range of
-    any form (None bound); False when it is no range at all."""
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "reversed" \
-            and len(it.args) == 1 and not it.keywords:
-        it = it.args[0]
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
-            and not it.keywords and 1 <= len(it.args) <= 3):
-        return False
-    if len(it.args) == 1:
-        return it.args[0]
-    if len(it.args) == 2 and isinstance(it.args[0], ast.Constant) and it.args[0].value == 0:
-        return it.args[1]
-    return None
-
-
-class _Function:
-    """The typing plan of one generated function."""
-
-    def __init__(self, fn, kinds, taken):
-        self.fn = fn
-        self.kinds = kinds or {}
-        self.taken = taken
-        self.params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
-        self.assigns = {}        # name -> list of ("param"|"value"|"aug"|"for"|"other", node)
-        self.doubles, self.ints, self.arrays, self.shapes = set(), set(), {}, {}
-        self.written = set()     # arrays whose elements the function writes
-        self.enabled = not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
-                               for n in ast.walk(fn) if n is not fn)
-        if self.enabled:
-            self._collect()
-            self._infer()
-
-    # ---- what assigns each name ----
-    def _add(self, name, how, node):
-        self.assigns.setdefault(name, []).append((how, node))
-
-    def _collect(self):
-        for p in self.params:
-            self._add(p, "param", None)
-        for a in (self.fn.args.vararg, self.fn.args.kwarg):
-            if a is not None:
-                self._add(a.arg, "other", None)
-        for node in ast.walk(self.fn):
-            if node is self.fn:
-                continue
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    if isinstance(t, ast.Name):
-                        self._add(t.id, "value", node.value)
-                    else:
-                        self._other_targets(t)
-            elif isinstance(node, ast.AugAssign):
-                if isinstance(node.target, ast.Name):
-                    self._add(node.target.id, "aug", node)
-                else:
-                    self._other_targets(node.target)
-            elif isinstance(node, ast.AnnAssign):
-                self._other_targets(node.target)
-            elif isinstance(node, (ast.For, ast.AsyncFor)):
-                if isinstance(node.target, ast.Name):
-                    self._add(node.target.id, "for", node)
-                else:
-                    self._other_targets(node.target)
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    if item.optional_vars is not None:
-                        self._other_targets(item.optional_vars)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                self._add(node.name, "other", node)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                for n in node.names:
-                    self._add(n, "other", node)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                for a in node.names:
-                    self._add((a.asname or a.name).split(".")[0], "other", node)
-            elif isinstance(node, ast.NamedExpr):
-                self._add(node.target.id, "other", node)
-            elif isinstance(node, ast.Delete):
-                self._other_targets(*node.targets)
-            elif isinstance(node, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot)) for o in node.ops):
-                for n in [node.left, *node.comparators]:      # `v is None`: v must stay an object
-                    if isinstance(n, ast.Name):
-                        self._add(n.id, "other", node)
-            elif isinstance(node, (ast.comprehension,)):
-                self._other_targets(node.target)
-
-    def _other_targets(self, *targets):
-        for t in targets:
-            if isinstance(t, ast.Name):
-                self._add(t.id, "other", t)
-            elif isinstance(t, (ast.Tuple, ast.List)):
-                self._other_targets(*t.elts)
-            elif isinstance(t, ast.Starred):
-                self._other_targets(t.value)
-            elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
-                self.written.add(t.value.id)     # an element written: the name itself is not rebound
-
-    # ---- inference ----
-    def _infer(self):
-        # arrays: a float64 parameter of known rank, or one local made once by np.zeros_like of one
-        for name, how in self.assigns.items():
-            if how == [("param", None)]:
-                k = self.kinds.get(name)
-                if isinstance(k, tuple) and len(k) == 2 and k[0] == "d" and isinstance(k[1], int) and k[1] >= 1:
-                    self.arrays[name] = (k[1], name)
-        for name, how in self.assigns.items():
-            if len(how) == 1 and how[0][0] == "value" and _is_call(how[0][1], _MATH_MODULES[:2], ("zeros_like",)):
-                call = how[0][1]
-                src = call.args[0] if len(call.args) == 1 and not call.keywords else None
-                if isinstance(src, ast.Name) and src.id in self.arrays:
-                    self.arrays[name] = (self.arrays[src.id][0], self.arrays[src.id][1])
-        for name in list(self.arrays):
-            if name in self.params and name in self.written:
-                del self.arrays[name]          # (a read-only argument would fail at the memoryview)
-        # shapes: S = A.shape; ints: range targets and S[k], A.shape[k], len(A)
-        for name, how in self.assigns.items():
-            if len(how) == 1 and how[0][0] == "value":
-                v = how[0][1]
-                if isinstance(v, ast.Attribute) and v.attr == "shape" and isinstance(v.value, ast.Name) \
-                        and v.value.id in self.arrays:
-                    self.shapes[name] = v.value.id
-        for name, how in self.assigns.items():
-            if all(h == "for" and _range_bound(n.iter) is not False for h, n in how) or \
-                    (len(how) == 1 and how[0][0] == "value" and self._dim(how[0][1]) is not None):
-                self.ints.add(name)
-        # doubles: the greatest set consistent with every assignment
-        cand = {n for n, how in self.assigns.items()
-                if n not in self.ints and all(h in ("value", "aug") or (h == "param" and self.kinds.get(n) == "float")
-                                              for h, _ in how)}
-        while True:
-            self.doubles = cand
-            keep = {n for n in cand if self._all_double(n)}
-            if keep == cand:
-                break
-            cand = keep
-        self.tapes = {t for t in self.assigns if self._numbers_tape(t)}
-
-    def _numbers_tape(self, t):
-        """Whether the list t is a tape whose numbers can live in a C array of their own: made once
-        (`t = []`), used only as `t.append(name)` and `name = t.pop()`, and the numbers pushed are
-        the numbers popped (a value goes back to the name it came from: the split keeps each
-        stack's order)."""
-        how = self.assigns[t]
-        if len(how) != 1 or how[0][0] != "value" or not (isinstance(how[0][1], ast.List) and not how[0][1].elts):
-            return False
-        uses = sum(1 for n in ast.walk(self.fn) if isinstance(n, ast.Name) and n.id == t and isinstance(n.ctx, ast.Load))
-        pushed, popped, seen = set(), set(), 0
-        for n in ast.walk(self.fn):
-            if isinstance(n, ast.Expr) and self._tape_op(n.value, t, "append"):
-                arg = n.value.args[0]
-                if not isinstance(arg, ast.Name):
-                    return False
-                seen += 1
-                if arg.id in self.doubles:
-                    pushed.add(arg.id)
-            elif isinstance(n, ast.Assign) and self._tape_op(n.value, t, "pop"):
-                if len(n.targets) != 1 or not isinstance(n.targets[0], ast.Name):
-                    return False
-                seen += 1
-                if n.targets[0].id in self.doubles:
-                    popped.add(n.targets[0].id)
-        return seen == uses and pushed == popped and bool(pushed)
-
-    @staticmethod
-    def _tape_op(e, t, op):
-        return (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == op
-                and isinstance(e.func.value, ast.Name) and e.func.value.id == t and not e.keywords
-                and len(e.args) == (1 if op == "append" else 0))
-
-    def _dim(self, v):
-        """(array, axis) when v reads an array's extent on one axis."""
-        if isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and isinstance(v.slice.value, int):
-            base, k = v.value, v.slice.value
-            if isinstance(base, ast.Name) and base.id in self.shapes:
-                return self.shapes[base.id], k
-            if isinstance(base, ast.Attribute) and base.attr == "shape" and isinstance(base.value, ast.Name) \
-                    and base.value.id in self.arrays:
-                return base.value.id, k
-        if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "len" and len(v.args) == 1 \
-                and isinstance(v.args[0], ast.Name) and v.args[0].id in self.arrays:
-            return v.args[0].id, 0
-        return None
-
-    def _all_double(self, name):
-        seen = False
-        for how, node in self.assigns[name]:
-            if how == "param":
-                seen = True
-                continue
-            t = self.type_of(ast.BinOp(ast.Name(name), node.op, node.value) if how == "aug" else node)
-            if t == "d" or (t == "coerce" and how == "value" and _is_call(node, ("rt",), ("seed",))):
-                seen = True
-            elif t not in ("none", "coerce"):
-                return False
-        return seen
-
-    def type_of(self, e):
-        """'d' (a C double), 'i' (a C integer), 'ic' (an int literal), 'none', 'coerce' (an object
-        that is a number where it is assigned to a double), or None (a Python object)."""
-        if isinstance(e, ast.Constant):
-            if e.value is None:
-                return "none"
-            if isinstance(e.value, bool):
-                return None
-            if isinstance(e.value, float):
-                return "d"
-            if isinstance(e.value, int) and abs(e.value) < 2 ** 53:
-                return "ic"
-            return None
-        if isinstance(e, ast.Name):
-            return "d" if e.id in self.doubles else "i" if e.id in self.ints else None
-        if isinstance(e, ast.BinOp):
-            a, b = self.type_of(e.left), self.type_of(e.right)
-            if isinstance(e.op, _ARITH) and "d" in (a, b) and a in ("d", "i", "ic") and b in ("d", "i", "ic"):
-                return "d"
-            if isinstance(e.op, (ast.Add, ast.Sub)) and "i" in (a, b) and a in ("i", "ic") and b in ("i", "ic"):
-                return "i"       # an index computed from a loop index (an object where it is assigned)
-            if isinstance(e.op, ast.Pow) and a == "d" and b in ("d", "ic"):
-                return "d"
-            return None
-        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-            return "d" if self.type_of(e.operand) == "d" else None
-        if isinstance(e, ast.Call):
-            if _is_call(e, _MATH_MODULES, _LIBM) and len(e.args) == 1 and not e.keywords \
-                    and self.type_of(e.args[0]) == "d":
-                return "d"
-            if _is_call(e, ("rt",), ("add",)) and len(e.args) == 2 and not e.keywords \
-                    and all(self.type_of(a) == "d" for a in e.args):
-                return "d"
-            if _is_call(e, ("rt",), ("unbroadcast",)) and len(e.args) == 2 and not e.keywords \
-                    and all(self.type_of(a) == "d" for a in e.args):
-                return "d"
-            if _is_call(e, ("rt",), ("seed",)) and len(e.args) == 2 and self.type_of(e.args[0]) == "d":
-                return "coerce"      # 1.0, or the caller's cotangent of a number's shape
-            if isinstance(e.func, ast.Attribute) and e.func.attr == "pop" and not e.args and not e.keywords \
-                    and isinstance(e.func.value, ast.Name) and e.func.value.id.startswith("tape"):
-                return "coerce"      # what the tape holds for this name: pushed when it was a double
-            return None
-        if isinstance(e, ast.Subscript) and self._element(e) is not None:
-            return "d"
-        return None
-
-    def _element(self, e):
-        """(array, indices) when e is an element of a typed array, indexed by C integers."""
-        if not (isinstance(e.value, ast.Name) and e.value.id in self.arrays):
-            return None
-        idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-        if len(idx) != self.arrays[e.value.id][0] or any(self.type_of(i) not in ("i", "ic") for i in idx):
-            return None
-        return e.value.id, idx
+__all__ = ["DIRECTIVES", "TranslateError", "translate", "_LIBM"]
 
 
 class _Rewrite(ast.NodeTransformer):
@@ -425,11 +108,14 @@ def _assigned_in(body, name):
     return False
 
 
-def translate(source, kinds_of=None, free=()):
+def translate(source, kinds_of=None, free=(), shapes_of=None):
     """The Cython text of the generated module `source`. kinds_of: {function name: {parameter
     name: kind key (transform/kinds.py's signature keys: "float", ("d", 1), ...)}}. free: the
     names srcad supplies to the module when it loads it (the user's globals and closure values):
-    bound to None at the top of the text, since Cython refuses a name it never sees bound."""
+    bound to None at the top of the text, since Cython refuses a name it never sees bound.
+    A function of known kinds is scalarised (smallvec.py: numbers and small vectors as C doubles,
+    the helpers it calls typed from the call) when its code allows; shapes_of: {function name:
+    {parameter: length}} of its 1-D arrays of a small length (without: arrays stay objects)."""
     tree = ast.parse(source)
     taken = _names(tree)
     for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):
@@ -439,9 +125,14 @@ def translate(source, kinds_of=None, free=()):
     edits = {}          # first line (1-based) -> (last line, replacement lines)
     inserts = {}        # line (1-based) -> lines inserted before it
     after = {}          # line -> lines inserted after it
-    notes = {"typed": 0, "proven": 0, "checked": 0}
+    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None}
+    module = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
+            kinds = (kinds_of or {}).get(fn.name)
+            if kinds and _scalarise(fn, kinds, (shapes_of or {}).get(fn.name, {}), module, taken, lines, edits,
+                                    notes):
+                continue
             _plan_function(fn, (kinds_of or {}).get(fn.name), taken, lines, edits, inserts, after, notes)
     out = [DIRECTIVES,
            "# srcad: the generated module below as Cython (srcad.grad(..., compile=True)); typed where proven,",
@@ -464,6 +155,35 @@ def translate(source, kinds_of=None, free=()):
         out += after.get(k, [])
         k += 1
     return "\n".join(out) + "\n", notes
+
+
+def _scalarise(fn, kinds, shapes, module, taken, lines, edits, notes):
+    """fn (and the helpers it calls) with its small vectors as C doubles, in place of its text;
+    False (notes["why"] says why) when its code is outside smallvec.py's rules."""
+    ptypes = {}
+    for a in fn.args.args:
+        k, n = kinds.get(a.arg), shapes.get(a.arg)
+        ptypes[a.arg] = vec(n) if k == ("d", 1) and n and n <= SMALL else "d" if k == "float" else "o"
+    registry = {}
+    mine = set(taken)
+    try:
+        vf = VecFunction(fn, ptypes, module, mine, True, registry)
+        text = function_text(vf, lines)
+        helpers = []
+        for h in registry.values():
+            if not isinstance(h, VecFunction):
+                raise h or Untypable("a helper calls itself")
+            helpers += [*function_text(h, lines), "", ""]
+    except Untypable as exc:
+        notes["why"] = str(exc)
+        return False
+    taken |= mine
+    sizes = ", ".join(f"{p} of {t[1]}" for p, t in ptypes.items() if t != "d" and t != "o")
+    head = [f"# srcad: {fn.name} for 1-D arrays {sizes}: their numbers as C doubles, the helpers it calls "
+            f"typed from the call"]
+    edits[fn.lineno] = (fn.end_lineno, helpers + head + text)
+    notes["vector"] += 1 + len(registry)
+    return True
 
 
 def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):
