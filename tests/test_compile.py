@@ -284,12 +284,15 @@ def test_numpy_sums_few_numbers_in_order():
 
 
 def _rk4_text(env, shapes):
-    from srcad import api, cache
+    from srcad import cache
+    from srcad.api.units import _kinds_of
+    from srcad.inputs import cache_variant
+    from srcad.transform.kinds import signature
     m = env["mod"]
     args = (np.array([10.0, 28.0, 8.0 / 3.0]), np.array([1.0, 1.0, 1.0]), 1e-3, 5)
-    sig = api._signature(args)
-    source, supplied, main, _ = cache.entry(m.rk4, "reverse", 0, (), api._variant("value", None), sig)
-    return pyx.translate(source, {main: api._kinds_of(main, source, sig, "reverse")}, supplied,
+    sig = signature(args)
+    source, supplied, main, _ = cache.entry(m.rk4, "reverse", 0, (), cache_variant("value", None), sig)
+    return pyx.translate(source, {main: _kinds_of(main, source, sig, "reverse")}, supplied,
                          None if shapes is None else {main: shapes})
 
 
