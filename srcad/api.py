@@ -202,7 +202,10 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, comp
     type test each when they are plain arrays and numbers) and the module's freshness (identity
     tests)."""
     rs = _row_sparse_names(f, wrt, row_sparse)
-    variant = _variant("value+numerics" if check_numerics else "value", checkpoint)
+    # "+split": callees' primal sweeps run once, their adjoints resumed (transform/split.py); the
+    # compiled path and checkpoint=k keep the recomputing code
+    variant = _variant(("value+numerics" if check_numerics else "value") + ("" if compile or checkpoint else "+split"),
+                       checkpoint)
     handle = cache.Handle(f, "reverse", wrt, rs, variant)
     seed = rt.ScalarSeed(functools.partial(_check_scalar, func=f, has_aux=has_aux), has_aux)
     main = getattr(f, "__name__", "") + "_value_and_vjp"    # (not a function: the build says so)
@@ -722,7 +725,7 @@ def _check_direction(f, args, k, v):
 def _second_order_sweep(f, k, what):
     """sweep(args, v, kwargs) -> (gradient of f at args, its tangent along v: H v), by forward
     mode over f's checked-seed adjoint; f runs once per sweep (inside it), never separately."""
-    adjoint = _vjp_function(f, k, "value")
+    adjoint = _vjp_function(f, k, "checked")     # the value checked, not returned: no tangent of it
     seed = _second_order_seed(f, what)
     held = [None, None, None]       # (module, main function, {seed parameter: seed})
 
@@ -733,8 +736,7 @@ def _second_order_sweep(f, k, what):
             params = list(cache.signature(adjoint).parameters)
             held[:] = [mod, fn, {params[-1]: seed}]
         _, fn, seed_kw = held
-        (_, g), (_, hv) = _call_jvp(fn, tuple(args), [v], {**(kwargs or {}), **seed_kw})
-        return g, hv
+        return _call_jvp(fn, tuple(args), [v], {**(kwargs or {}), **seed_kw})
     return sweep
 
 

@@ -9,11 +9,14 @@ plain Python over NumPy and srcad.runtime (every helper of which has rules in bo
 
     def grad_of_f(x):
         '''srcad.grad(f, wrt=0) as a plain function: f's adjoint, seeded with grad's checked 1.0.'''
-        value, grads = f_value_and_vjp(x, f_bar=grad_of_f_seed)
+        grads = f_vjp(x, f_bar=grad_of_f_seed)
         return grads
 
+(`f_vjp` here is grad's "checked" adjoint: it checks f's value is a scalar and returns the
+gradient only; value_and_grad and has_aux call `f_value_and_vjp`, which returns the value too.)
+
 The plain function is itself generated code (a module srcad/cache.py loads), so it is
-transformed like any user function: its call of `f_value_and_vjp` is a call of a user function,
+transformed like any user function: its call of `f_vjp` is a call of a user function,
 whose generated code is transformed in turn (reverse over reverse, forward over reverse, ...).
 It is rebuilt when f's derivative module is (a global f reads was rebound), and the code
 differentiated through it is then stale too (its Parsed watches `Derived.current`).
@@ -148,7 +151,10 @@ def _gradient_parts(d, func, pre, kw, name):
     from .api import _check_scalar, _variant
     # checkpoint=k gives the same gradient, bit for bit, as checkpoint=None, whose code (no revolve
     # schedule) is what is differentiated again
-    variant = _variant("value+numerics" if opts.get("check_numerics") else "value", None)
+    # grad alone: the "checked" adjoint (the value checked, not returned), so that forward mode over
+    # it (jvp/hessian of grad) carries no tangent of the value
+    only = d.op != "value_and_grad" and not opts.get("has_aux")
+    variant = _variant(("checked" if only else "value") + ("+numerics" if opts.get("check_numerics") else ""), None)
     wrt = _shift(d.wrt, len(pre))
     mod = cache.module(func, "reverse", wrt, (), variant)
     main = getattr(mod, mod.srcad_main)
@@ -168,7 +174,7 @@ def _gradient_parts(d, func, pre, kw, name):
     elif has_aux:
         body = [f"value, grads = {fname}({args})", "aux = value[1]", "return (grads, aux)"]
     else:
-        body = [f"value, grads = {fname}({args})", "return grads"]
+        body = [f"grads = {fname}({args})", "return grads"]
     doc = f"{what} as a plain function: {func.__name__}'s adjoint, seeded with grad's checked 1.0."
     return dict(name=name, signature=_signature_text(params, name, supplied), doc=doc, body=body,
                 calls={fname: main}, supplied=supplied)
