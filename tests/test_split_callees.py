@@ -131,3 +131,4 @@ def test_backward_without_a_frame_recomputes():
     assert frames.split_backward(stack, split, vjp, "g_bar", 3.0, other) == 6.0 and CALLS == [other]
     assert len(stack) == 1
     assert frames.split_backward(stack, split, vjp, "g_bar", 5.0, x) == 10.0 and not stack
+
