@@ -116,15 +116,16 @@ def _rewrite(unit, fn, ready, by_name):
     while frames in taken:
         k += 1
         frames = f"{FRAMES}_{k}"
+    sites = [(st, by_name[st.value.func.id]) for st in ast.walk(fn)
+             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
+             and st.value.func.id in by_name]
+    keys = [_key(unit, func, st.value) for st, func in sites]
     used = set()
-    for st in ast.walk(fn):
-        if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
-                and st.value.func.id in by_name):
-            continue
-        func = by_name[st.value.func.id]
-        key = _key(unit, func, st.value)
+    for (st, func), key in zip(sites, keys):
         names = {name for _, name in adjoint.get(key, ())}
-        if len(names) != 1:     # no adjoint of this call here, or two patterns of it: as it was
+        if len(names) != 1 or keys.count(key) != 1:
+            # no adjoint of this call here, two activity patterns of it, or two calls with the same
+            # arguments (whose adjoints could not be told apart if only one ran): as it was
             continue
         split = ready[names.pop()][0]
         sig_params, args = unit.bind_callee(func, st.value)
