@@ -37,6 +37,15 @@ def split_backward(frames, split, vjp, seed_name, seed, *args, **kwargs):
     """The cotangents of g's arguments for the output cotangent `seed`: from the frame its primal
     call left (the latest with the same split function and the same argument objects), else by
     the recomputing `vjp`."""
+    if frames and not kwargs:       # the common case: the top frame, positional arguments
+        fn, fargs, fkwargs, frame = frames[-1]
+        if fn is split and not fkwargs and _same(fargs, args):
+            frames.pop()
+            try:
+                frame.send(seed)
+            except StopIteration as done:
+                return done.value
+            raise RuntimeError("srcad: a split adjoint yielded twice (a bug in srcad: please report it)")
     for k in range(len(frames) - 1, -1, -1):
         fn, fargs, fkwargs, frame = frames[k]
         if fn is split and _same(fargs, args) and (not (fkwargs or kwargs) or fkwargs.keys() == kwargs.keys() and
