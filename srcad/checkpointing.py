@@ -1,9 +1,10 @@
 """@srcad.checkpoint: recompute a user function in the adjoint sweep instead of taping it.
 
-srcad reverses the calls of user functions by recomputation already (call-tree reversal): the
-caller's tape holds none of the callee's intermediates, and the callee's generated `<g>_vjp`
-re-runs its primal sweep when the adjoint sweep reaches the call. The decorator states that
-guarantee for a function (JAX's `jax.checkpoint`) and leaves the function itself unchanged.
+grad's code keeps a called user function's intermediates from its primal sweep to its adjoint
+sweep (the callee's frame, srcad/transform/split.py), so the callee's primal runs once. A function
+marked with the decorator is reversed by recomputation instead (call-tree reversal): the caller
+keeps none of its intermediates, and its generated `<g>_vjp` re-runs its primal sweep when the
+adjoint sweep reaches the call (JAX's `jax.checkpoint`). The function itself is unchanged.
 """
 
 
@@ -11,8 +12,8 @@ def checkpoint(func):
     """Mark func so that, called from differentiated code, its intermediates are recomputed in the
     adjoint sweep rather than kept on the caller's tape (JAX's ``jax.checkpoint``).
 
-    srcad already reverses calls of user functions by recomputation; the decorator states that
-    guarantee for func and leaves func itself unchanged. For long ``range`` loops see
+    Without it, grad keeps a callee's intermediates from its primal to its adjoint sweep (its
+    primal runs once); with it, they are recomputed. func itself is unchanged. For long ``range`` loops see
     ``srcad.grad(f, checkpoint=k)``.
 
     Parameters

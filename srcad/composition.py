@@ -9,11 +9,14 @@ plain Python over NumPy and srcad.runtime (every helper of which has rules in bo
 
     def grad_of_f(x):
         '''srcad.grad(f, wrt=0) as a plain function: f's adjoint, seeded with grad's checked 1.0.'''
-        value, grads = f_value_and_vjp(x, f_bar=grad_of_f_seed)
+        grads = f_vjp(x, f_bar=grad_of_f_seed)
         return grads
 
+(`f_vjp` here is grad's "checked" adjoint: it checks f's value is a scalar and returns the
+gradient only; value_and_grad and has_aux call `f_value_and_vjp`, which returns the value too.)
+
 The plain function is itself generated code (a module srcad/cache.py loads), so it is
-transformed like any user function: its call of `f_value_and_vjp` is a call of a user function,
+transformed like any user function: its call of `f_vjp` is a call of a user function,
 whose generated code is transformed in turn (reverse over reverse, forward over reverse, ...).
 It is rebuilt when f's derivative module is (a global f reads was rebound), and the code
 differentiated through it is then stale too (its Parsed watches `Derived.current`).
@@ -36,6 +39,7 @@ class Derived:
     def __init__(self, op, f, wrt, options=None):
         self.op, self.f, self.wrt, self.options = op, f, wrt, dict(options or {})
         self._held = (None, None)       # (the derivative functions the plain one calls, the plain one)
+        self._quick = None              # (what grad's plain function is made from, the plain one)
 
     def __repr__(self):
         return f"<srcad.{self.op} of {getattr(self.f, '__qualname__', self.f)!r}>"
@@ -52,14 +56,25 @@ class Derived:
         if not isinstance(func, types.FunctionType):
             from .frontend.parse import parse_function
             parse_function(func)        # names what func is, in a sentence
+        quick = None
+        if self.op in ("grad", "value_and_grad") and not self.options.get("row_sparse"):
+            # what grad's plain function is made from: f's adjoint module (a new one when f or a
+            # global it reads changed) and the bound arguments. The same: the same plain function,
+            # without building its parts again (a jvp of grad per call, a Hessian per step)
+            quick = (func, cache.module(func, "reverse", _shift(self.wrt, len(pre)), (), _gradient_variant(self)),
+                     tuple(map(id, pre)), tuple((k, id(v)) for k, v in kw.items()))
+            if self._quick is not None and self._quick[0] == quick:
+                return self._quick[1]
         parts = _parts(self, func, pre, kw)
         key = tuple(id(p) for p in parts["calls"].values()) + tuple(id(v) for v in parts["supplied"].values())
         held_key, held = self._held
         if held is not None and held_key == key:
+            self._quick = (quick, held) if quick is not None else None
             return held
         fn = _load(parts)
         fn.__srcad_watch__ = [(self, "plain", fn)]
         self._held = (key, fn)
+        self._quick = (quick, fn) if quick is not None else None
         return fn
 
 
@@ -141,15 +156,23 @@ def _tangent_names(fn, n):
     return list(cache.signature(fn).parameters)[-n:]
 
 
+def _gradient_variant(d):
+    """The adjoint grad's plain function calls. checkpoint=k gives the same gradient, bit for bit,
+    as checkpoint=None, whose code (no revolve schedule) is what is differentiated again. grad
+    alone: the "checked" adjoint (the value checked, not returned), so that forward mode over it
+    (jvp/hessian of grad) carries no tangent of the value."""
+    opts = d.options
+    only = d.op != "value_and_grad" and not opts.get("has_aux")
+    return ("checked" if only else "value") + ("+numerics" if opts.get("check_numerics") else "")
+
+
 def _gradient_parts(d, func, pre, kw, name):
     """grad / value_and_grad: f's adjoint returning the value too, with grad's checked seed."""
     opts = d.options
     if opts.get("row_sparse"):
         raise SrcadError(f"srcad.{d.op}(..., row_sparse=True) returns RowSparse gradients, which srcad does not "
                          f"differentiate again. Drop row_sparse to compose {d.op}.")
-    # checkpoint=k gives the same gradient, bit for bit, as checkpoint=None, whose code (no revolve
-    # schedule) is what is differentiated again
-    variant = cache_variant("value+numerics" if opts.get("check_numerics") else "value", None)
+    variant = _gradient_variant(d)
     wrt = _shift(d.wrt, len(pre))
     mod = cache.module(func, "reverse", wrt, (), variant)
     main = getattr(mod, mod.srcad_main)
@@ -169,7 +192,7 @@ def _gradient_parts(d, func, pre, kw, name):
     elif has_aux:
         body = [f"value, grads = {fname}({args})", "aux = value[1]", "return (grads, aux)"]
     else:
-        body = [f"value, grads = {fname}({args})", "return grads"]
+        body = [f"grads = {fname}({args})", "return grads"]
     doc = f"{what} as a plain function: {func.__name__}'s adjoint, seeded with grad's checked 1.0."
     return dict(name=name, signature=_signature_text(params, name, supplied), doc=doc, body=body,
                 calls={fname: main}, supplied=supplied)

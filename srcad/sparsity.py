@@ -20,7 +20,12 @@ class Deps:
 
     def __add__(self, other):
         if isinstance(other, Deps):
-            return Deps(self.s | other.s)
+            s, o = self.s, other.s
+            if o is s or len(o) <= len(s) and o <= s:     # (sums of terms over the same entries)
+                return self
+            if len(s) < len(o) and s <= o:
+                return other
+            return Deps(s | o)
         return self
 
     __radd__ = __add__
@@ -28,7 +33,7 @@ class Deps:
     __rsub__ = __add__
 
     def __mul__(self, other):
-        return Deps(self.s | other.s) if isinstance(other, Deps) else self
+        return self.__add__(other)
 
     __rmul__ = __mul__
     __truediv__ = __mul__
@@ -67,23 +72,24 @@ def detect(jvp_call, x):
 
 
 def color_columns(rows, cols, m, n):
-    """Greedy colouring: columns that share a row get different colours. Returns colours (n,)."""
-    pattern = sp.csr_array((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(m, n))
+    """Greedy colouring in column order: columns that share a row get different colours (each
+    column the smallest colour none of its neighbours has). The neighbours come from the
+    pattern's column-intersection graph P^T P (one sparse product). Returns colours (n,)."""
+    pattern = sp.csr_array((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(m, n))
     pattern.sum_duplicates()
-    by_col = pattern.tocsc()
-    r_ptr, r_idx = pattern.indptr.tolist(), pattern.indices.tolist()
-    c_ptr, c_idx = by_col.indptr.tolist(), by_col.indices.tolist()
-    color = [-1] * n
+    graph = (pattern.T @ pattern).tocsr()
+    ptr, idx = graph.indptr, graph.indices
+    color = np.full(n, -1, dtype=np.int64)
     for k in range(n):
-        taken = set()
-        for r in c_idx[c_ptr[k]:c_ptr[k + 1]]:
-            for j in r_idx[r_ptr[r]:r_ptr[r + 1]]:
-                taken.add(color[j])
-        c = 0
-        while c in taken:
-            c += 1
-        color[k] = c
-    return np.asarray(color, dtype=np.int64)
+        taken = color[idx[ptr[k]:ptr[k + 1]]]
+        taken = taken[taken >= 0]
+        if taken.size:
+            used = np.zeros(int(taken.max()) + 2, dtype=bool)
+            used[taken] = True
+            color[k] = int(np.argmin(used))
+        else:
+            color[k] = 0
+    return color
 
 
 class Pattern:

@@ -93,7 +93,10 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, comp
     type test each when they are plain arrays and numbers) and the module's freshness (identity
     tests)."""
     rs = _row_sparse_names(f, wrt, row_sparse)
-    variant = cache_variant("value+numerics" if check_numerics else "value", checkpoint)
+    # "+split": callees' primal sweeps run once, their adjoints resumed (transform/split.py); the
+    # compiled path and checkpoint=k keep the recomputing code
+    variant = cache_variant(("value+numerics" if check_numerics else "value") + ("" if compile or checkpoint else "+split"),
+                            checkpoint)
     handle = cache.Handle(f, "reverse", wrt, rs, variant)
     seed = rt.ScalarSeed(functools.partial(check_scalar, func=f, has_aux=has_aux), has_aux)
     main = getattr(f, "__name__", "") + "_value_and_vjp"    # (not a function: the build says so)

@@ -44,7 +44,7 @@ def _check_direction(f, args, k, v):
 def _second_order_sweep(f, k, what):
     """sweep(args, v, kwargs) -> (gradient of f at args, its tangent along v: H v), by forward
     mode over f's checked-seed adjoint; f runs once per sweep (inside it), never separately."""
-    adjoint = _vjp_function(f, k, "value")
+    adjoint = _vjp_function(f, k, "checked")     # the value checked, not returned: no tangent of it
     seed = _second_order_seed(f, what)
     held = [None, None, None]       # (module, main function, {seed parameter: seed})
 
@@ -55,8 +55,7 @@ def _second_order_sweep(f, k, what):
             params = list(cache.signature(adjoint).parameters)
             held[:] = [mod, fn, {params[-1]: seed}]
         _, fn, seed_kw = held
-        (_, g), (_, hv) = _call_jvp(fn, tuple(args), [v], {**(kwargs or {}), **seed_kw})
-        return g, hv
+        return _call_jvp(fn, tuple(args), [v], {**(kwargs or {}), **seed_kw})
     return sweep
 
 

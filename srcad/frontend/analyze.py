@@ -66,8 +66,9 @@ class Analysis(Classify):
         for op in self._all_ops():
             if op.target and op.kind != OpKind.MUTATE and id(op) not in restores and \
                     not (op.rule is not None and op.rule.nondiff):
-                for _, n in op.operands:
-                    feeds.setdefault(n, []).append(op.target)
+                for p, n in op.operands:
+                    if op.rule is None or op.rule.carries(p):
+                        feeds.setdefault(n, []).append(op.target)
         return reach(active, lambda n: feeds.get(n, ()))
 
     def _useful(self):
@@ -77,7 +78,8 @@ class Analysis(Classify):
         reads = {}      # target -> the operands of every operation assigning it
         for op in self._all_ops():
             if op.target is not None:
-                reads.setdefault(op.target, []).extend(n for _, n in op.operands)
+                reads.setdefault(op.target, []).extend(n for p, n in op.operands
+                                                       if op.rule is None or op.rule.carries(p))
         return reach(returned, lambda n: reads.get(n, ()))
 
     def is_active(self, op):

@@ -76,6 +76,13 @@ class Rule:
     def differentiable(self):
         return [p for p in self.params if p in self.vjp or p in self.jvp]
 
+    def carries(self, param):
+        """False when every mode's template for `param` is `0` (rt.seed's output value, a shape-only
+        operand): activity does not flow through it, so forward over reverse skips the seed's tangent."""
+        tables = [t for t in (self.vjp, self.jvp) if t]
+        return not (tables and not (self.user_vjp or self.user_jvp) and all(
+            isinstance(t.get(param), ast.Constant) and t[param].value == 0 for t in tables))
+
 
 _TABLE = {}          # built-in rules
 _FACTS_ONLY = {}     # entries of facts about operations that have no derivative rule (see `declare`)

@@ -268,5 +268,9 @@ declare(rt.matmul_vjp_x, fusions={("index_vjp", 0): ("index_matmul_vjp", (1,))})
 # them: the seed checks the output, restore_item undoes a dict write, revolve drives a checkpointed
 # loop's adjoint, loop_entry copies its entry state)
 declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry, rt.loop_exit], pure=False)
+# grad's callee frames (srcad/transform/split.py): run a callee's primal sweep, resume its adjoint.
+# No derivative rule: the split code is run, never differentiated again (an active value through
+# them would be a MissingRuleError)
+declare([rt.split_forward, rt.split_backward], pure=False)
 # the alias pass's run-time question (frontend/aliases.py): a bool about the argument's type
 defnondiff([rt.slices_are_views, rt.refuse_overlapping_write])

@@ -32,6 +32,7 @@ generated code names its helpers `rt.<package>.<name>`:
   stats.py         order statistics (median, percentile, quantile) and covariances (cov, corrcoef)
   binomial.py      binomial checkpointing of loops (revolve)
   compose.py       the directions and columns of srcad.jacobian composed (srcad/composition.py)
+  frames.py        callee frames: a callee's primal sweep run once, its adjoint resumed (grad's code)
   checks.py        run-time checks (aliasing, scalar output, finite derivatives), the seed,
                    user rules
 """
@@ -61,6 +62,7 @@ from .checks import (ScalarSeed, check_finite, custom_cotangents, custom_fwd_pai
 from .compose import matmul_or_zero, stack_columns, unit_direction, unstack_columns
 from .shapes import add_at_jvp_v, add_at_value, add_at_vjp_v
 from . import binomial, linalg, shapes, sparse, special, stats
+from .frames import split_backward, split_forward
 from .binomial import entry_state as loop_entry, exit_state as loop_exit, revolve
 
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]

@@ -190,10 +190,11 @@ def add_at(x_bar, x, idx, g):
     """x_bar + (the cotangent of x from that of x[idx]), without materialising the latter:
     in place when only the caller's variable holds x_bar."""
     refs = sys.getrefcount(x_bar)
+    tg = type(g)
     if type(idx) is int and type(x_bar) is np.ndarray and type(x) is np.ndarray and \
-            (type(g) is float or type(g) is np.float64 and x_bar.dtype == np.float64) and \
+            (tg is float or (tg is np.float64 or tg is np.ndarray) and g.dtype == x_bar.dtype) and \
             x_bar.shape == x.shape and x_bar.dtype.kind == "f" and _sole(x_bar, refs):
-        x_bar[idx] += g           # one entry of an array this call owns (the common case first)
+        x_bar[idx] += g     # one entry or row of an array this call owns (the common case first)
         return x_bar
     if _is_zero(g):
         return x_bar

@@ -25,6 +25,9 @@ point, with every option in one `Options` value:
   cleanup/       generated FunctionDef -> the same, tidied as a person would write it, one module
                  per rewrite: fold (literals), copies (propagation, coalescing), zeros (no zero
                  adjoints), liveness, dead (dead code, empty branches); driver.py runs the rounds
+  split.py       the unit's cleaned adjoints -> the same, each callee's primal sweep run once: its
+                 split twin `<g>_split` (a generator) keeps its frame from the caller's primal
+                 sweep to its adjoint sweep (grad's "+split" code only)
   emit.py        generated FunctionDefs -> module text, a comment per user line
   compile.py     module text -> a Python module (registered with linecache)
 """

@@ -39,6 +39,7 @@ from .forward import Forward
 from .fuse import fuse
 from .kinds import Kinds, param_kinds
 from .reverse import Reverse
+from .split import derive_splits, split_calls
 from .unit import NameTaken, Unit, origin_of, refuse_reverse_over_tape, wrt_names_of
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ FORWARD_STAGES = ("parse", "fence", "aliases", "normalize", "analyze", "forward"
 STAGES = ("parse", "fence", "aliases", "normalize", "analyze", "kinds", "reverse", "forward", "fuse",
           "checkpoint", "cleanup", "emit")
 
-_VARIANT = re.compile(r"^(plain|value)(\+numerics)?(?:\+ckpt(\d+))?$")
+_VARIANT = re.compile(r"^(plain|value|checked)(\+numerics)?(\+split)?(?:\+ckpt(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,11 @@ class Options:
     mode: "reverse" (an adjoint `<f>_vjp`) or "forward" (a tangent `<f>_jvp`); wrt: the
     differentiated parameters (positions or names); row_sparse: names whose gradient is a
     RowSparse; return_value: the adjoint also returns f's value (grad's `<f>_value_and_vjp`);
+    checked: it computes and checks the value (grad's checked seed) but returns the gradient only
+    (forward over it, hvp/hessian/jvp of grad, then carries no tangent of the value);
     check_numerics: the adjoint names the line whose derivative first became NaN or Inf;
     checkpoint: k snapshots for binomial checkpointing of range loops (None: tape everything);
+    split: callees' primal sweeps run once, their adjoints resumed from kept frames (split.py);
     signature: the abstract signature of the arguments the code is specialised to (None: any);
     compile: Cython back end asked for (read by the compiled path, not by these passes);
     stage: the pass after which the pipeline stops and shows its code ("emit": the module)."""
@@ -72,20 +76,24 @@ class Options:
     wrt: int | str | tuple = 0
     row_sparse: tuple[str, ...] = ()
     return_value: bool = False
+    checked: bool = False
     check_numerics: bool = False
     checkpoint: int | None = None
+    split: bool = False
     signature: object = None
     compile: bool = False
     stage: str = "emit"
 
     @classmethod
     def from_variant(cls, mode: Mode, wrt, row_sparse=(), variant: str = "plain", signature=None) -> "Options":
-        """The options a cache variant names: "plain" | "value", then "+numerics", then "+ckpt<k>"."""
+        """The options a cache variant names: "plain" | "value" | "checked", then "+numerics", "+split", "+ckpt<k>"."""
         m = _VARIANT.match(variant)
         if not m:
             raise ValueError(f"not a cache variant: {variant!r}")
-        return cls(mode=mode, wrt=wrt, row_sparse=tuple(row_sparse), return_value=m.group(1) == "value",
-                   check_numerics=bool(m.group(2)), checkpoint=int(m.group(3)) if m.group(3) else None,
+        return cls(mode=mode, wrt=wrt, row_sparse=tuple(row_sparse), return_value=m.group(1) != "plain",
+                   checked=m.group(1) == "checked",
+                   check_numerics=bool(m.group(2)), split=bool(m.group(3)),
+                   checkpoint=int(m.group(4)) if m.group(4) else None,
                    signature=signature)
 
 
@@ -207,11 +215,15 @@ def _build(unit: Unit, func, o: Options):
     if o.mode == "reverse":
         # grad/value_and_grad's module holds the variant that also returns the value; emit's, the
         # plain `<f>_vjp` of the API
-        name = func.__name__ + ("_value_and_vjp" if o.return_value else "_vjp")
+        name = func.__name__ + ("_value_and_vjp" if o.return_value and not o.checked else "_vjp")
         main, _ = derive(unit, func, o.wrt, name=name, return_value=o.return_value, row_sparse=o.row_sparse)
+        if o.checked:       # `return (value, grads)` -> `return grads`: the value is still checked
+            main.body[-1].value = main.body[-1].value.elts[1]
         _, wrt_names = main.srcad_origin
     else:
         main, wrt_names = derive(unit, func, o.wrt, name=func.__name__ + "_jvp")
+    splits = derive_splits(unit) if o.split and o.mode == "reverse" and o.checkpoint is None else {}
+    twins = {id(v[0]) for v in splits.values()}     # a split twin runs its own primal sweep
     functions = unit.emission_order(main)
     # cleanup on each generated function (the user's own functions, copied in, stay as written);
     # a callee's adjoint runs after the caller's primal sweep called the callee
@@ -219,7 +231,9 @@ def _build(unit: Unit, func, o: Options):
     primal = {id(f) for f in unit.primal_defs.values()}
     for f in functions:
         if id(f) not in primal:
-            cleanup(f, primal_ran=main_primal_ran if f is main else o.mode == "reverse")
+            cleanup(f, primal_ran=main_primal_ran if f is main else o.mode == "reverse" and id(f) not in twins)
+    if splits:
+        functions = split_calls(unit, functions, splits)
     _show(unit, "cleanup", lambda: _code(*functions))
     imports, supplied = unit.imports_and_env(functions)
     text = module_text(_header(func, o.mode, wrt_names), imports, functions, supplied)

@@ -2,7 +2,8 @@
 
 Callees that are user functions are differentiated too, once per pattern of active arguments
 (`g_vjp`, `g_vjp_2`, ...). Their adjoint recomputes their primal sweep (call-tree reversal by
-recomputation), which keeps the caller's tape small and makes recursion work unchanged.
+recomputation), which keeps the caller's tape small and makes recursion work unchanged; grad's
+code adds split twins that keep the callee's frame instead (split.py).
 """
 import ast
 import importlib

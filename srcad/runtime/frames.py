@@ -1,0 +1,59 @@
+"""Callee frames: a user function's primal sweep run once, its adjoint sweep resumed later.
+
+By default a callee's adjoint `<g>_vjp` re-runs g's primal sweep (call-tree reversal by
+recomputation): cheap on memory, but a recursion of depth L recomputes each level L times and a
+loop calling g recomputes every call. grad's code (srcad/transform/split.py) calls instead g's
+*split* adjoint, a generator: `split_forward` runs it up to its seed (g's primal sweep, its tape
+kept in the generator's frame) and returns g's value; the caller keeps the frame on a list, and
+when its adjoint sweep reaches the call, `split_backward` sends the cotangent into that frame,
+which runs g's adjoint sweep only.
+
+Frames are matched to adjoint calls by the split function and the identity of every argument:
+the adjoint sweep calls in the reverse order of the primal sweep, with the very objects the
+primal call had (restored from the tape), so the match is the top frame in practice. Where no
+frame matches (an adjoint that runs without its primal call, a call whose adjoint is skipped),
+the recomputing `<g>_vjp` runs, exactly as without frames: never a frame of other arguments.
+"""
+
+
+def split_forward(frames, split, *args, **kwargs):
+    """g's value from its split adjoint run up to its seed; the suspended frame joins `frames`."""
+    frame = split(*args, **kwargs)
+    value = next(frame)
+    frames.append((split, args, kwargs, frame))
+    return value
+
+
+def _same(a, b):
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is not y:
+            return False
+    return True
+
+
+def split_backward(frames, split, vjp, seed_name, seed, *args, **kwargs):
+    """The cotangents of g's arguments for the output cotangent `seed`: from the frame its primal
+    call left (the latest with the same split function and the same argument objects), else by
+    the recomputing `vjp`."""
+    if frames and not kwargs:       # the common case: the top frame, positional arguments
+        fn, fargs, fkwargs, frame = frames[-1]
+        if fn is split and not fkwargs and _same(fargs, args):
+            frames.pop()
+            try:
+                frame.send(seed)
+            except StopIteration as done:
+                return done.value
+            raise RuntimeError("srcad: a split adjoint yielded twice (a bug in srcad: please report it)")
+    for k in range(len(frames) - 1, -1, -1):
+        fn, fargs, fkwargs, frame = frames[k]
+        if fn is split and _same(fargs, args) and (not (fkwargs or kwargs) or fkwargs.keys() == kwargs.keys() and
+                                                   _same(list(fkwargs.values()), [kwargs[n] for n in fkwargs])):
+            del frames[k]
+            try:
+                frame.send(seed)
+            except StopIteration as done:
+                return done.value
+            raise RuntimeError("srcad: a split adjoint yielded twice (a bug in srcad: please report it)")
+    return vjp(*args, **kwargs, **{seed_name: seed})

@@ -1,0 +1,146 @@
+"""Split callees: grad's code runs a user function's primal sweep once, not once more per adjoint.
+
+A callee's adjoint `<g>_vjp` re-runs g's primal sweep before its adjoint sweep (call-tree
+reversal by recomputation, srcad/transform/unit.py): a loop calling g pays g's primal twice, a
+recursion of depth L pays its deepest levels L times (det by minors). For the code grad and
+value_and_grad run (the "+split" cache variant; code that is differentiated again, or asked for
+with `@srcad.checkpoint` or checkpoint=k, keeps recomputation), each callee adjoint gets a split
+twin `<g>_split`: the same passes with g's value kept (the `return_value` adjoint), whose seed
+line `s = rt.seed(value, s)` becomes `s = yield value`. A generator: run up to its yield it is
+g's primal sweep with g's tape in its frame; resumed with the cotangent it is g's adjoint sweep.
+
+In every generated function of the unit, a primal call `y = g(a, b)` whose adjoint call
+`g_vjp(a, b, g_bar=y_bar)` has the same arguments becomes `y = rt.split_forward(callee_frames,
+g_split, a, b)` and the adjoint call `rt.split_backward(callee_frames, g_split, g_vjp, 'g_bar',
+y_bar, a, b)`, which resumes the frame whose arguments are those very objects, or runs `g_vjp`
+(the recomputation, as before) when there is none (srcad/runtime/frames.py).
+"""
+import ast
+
+from ..errors import SrcadError
+from .unit import _base_name, _identifier
+
+FRAMES = "callee_frames"
+
+
+def derive_splits(unit) -> dict:
+    """Derive the split twin of every callee adjoint in the unit (their own callees too):
+    {adjoint name: (split FunctionDef, user function, the adjoint's seed parameter)}."""
+    splits: dict = {}
+    done: set = set()
+    while True:
+        todo = [(k, v) for k, v in list(unit.callees.items()) if len(k) == 2 and k not in done]
+        if not todo:
+            return splits
+        for key, (vjp_name, seed) in todo:
+            done.add(key)
+            func, act = key
+            if getattr(func, "__srcad_checkpoint__", False) or getattr(func, "__srcad_receiver__", None):
+                continue        # recomputed on purpose (@srcad.checkpoint), or a method (called on self)
+            name = unit.fresh(_identifier(_base_name(func)) + "_split")
+            try:
+                fn, split_seed = unit._derive(unit, func, act if len(act) > 1 else act[0], top_level=False,
+                                              name=name, return_value=True)
+            except SrcadError:
+                continue
+            fn.srcad_split_seed = split_seed
+            splits[vjp_name] = (fn, func, seed)
+
+
+def _is_rt(node, helper):
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == helper and \
+        isinstance(node.func.value, ast.Name) and node.func.value.id == "rt"
+
+
+def _as_generator(fn) -> bool:
+    """`s = rt.seed(value, s)` -> `s = yield value`, `return (value, grads)` -> `return grads`."""
+    seeds = [st for st in ast.walk(fn) if isinstance(st, ast.Assign) and _is_rt(st.value, "seed")]
+    ret = fn.body[-1] if fn.body else None
+    if len(seeds) != 1 or not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)
+                               and len(ret.value.elts) == 2) or seeds[0] not in fn.body:
+        return False
+    seeds[0].value = ast.Yield(value=seeds[0].value.args[0])
+    ret.value = ret.value.elts[1]
+    if isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant):
+        origin = getattr(fn, "srcad_from", ("the callee",))[0]
+        fn.body[0].value = ast.Constant(
+            f"{origin}'s split adjoint: run to its yield, {origin}'s primal sweep (yields the value); resumed "
+            f"with the output cotangent {fn.srcad_split_seed}, its adjoint sweep (returns what {origin}_vjp does).")
+    return True
+
+
+def _key(unit, func, call):
+    try:
+        _, args = unit.bind_callee(func, call)
+    except SrcadError:
+        return None
+    return (func, tuple(ast.dump(a) for a in args))
+
+
+def _rt(helper, args, keywords=()):
+    return ast.Call(ast.Attribute(ast.Name("rt", ast.Load()), helper, ast.Load()), list(args), list(keywords))
+
+
+def split_calls(unit, functions, splits) -> list:
+    """Turn the split twins into generators and let every generated function call them (see the
+    module docstring); returns the functions to emit (a twin that could not be made a generator
+    is dropped, its calls left recomputing)."""
+    ready = {vjp: v for vjp, v in splits.items() if _as_generator(v[0])}
+    dropped = {id(v[0]) for vjp, v in splits.items() if vjp not in ready}
+    functions = [f for f in functions if id(f) not in dropped]
+    primal = {id(d) for d in unit.primal_defs.values()}
+    by_name = {f.__name__: f for f in unit.primal_defs}
+    for fn in functions:
+        if id(fn) not in primal:
+            _rewrite(unit, fn, ready, by_name)
+    return functions
+
+
+def _rewrite(unit, fn, ready, by_name):
+    adjoint = {}        # key -> [(call node, adjoint name)]
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ready:
+            split, func, seed = ready[node.func.id]
+            given = [k for k in node.keywords if k.arg == seed]
+            if len(given) != 1 or by_name.get(func.__name__) is not func:
+                continue
+            rest = [k for k in node.keywords if k.arg != seed]
+            key = _key(unit, func, ast.Call(ast.Name(func.__name__, ast.Load()), node.args, rest))
+            if key is not None:
+                adjoint.setdefault(key, []).append((node, node.func.id))
+    if not adjoint:
+        return
+    taken = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(fn.args)
+                                                                     if isinstance(a, ast.arg)}
+    frames, k = FRAMES, 1
+    while frames in taken:
+        k += 1
+        frames = f"{FRAMES}_{k}"
+    sites = [(st, by_name[st.value.func.id]) for st in ast.walk(fn)
+             if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)
+             and st.value.func.id in by_name]
+    keys = [_key(unit, func, st.value) for st, func in sites]
+    used = set()
+    for (st, func), key in zip(sites, keys):
+        names = {name for _, name in adjoint.get(key, ())}
+        if len(names) != 1 or keys.count(key) != 1:
+            # no adjoint of this call here, two activity patterns of it, or two calls with the same
+            # arguments (whose adjoints could not be told apart if only one ran): as it was
+            continue
+        split = ready[names.pop()][0]
+        sig_params, args = unit.bind_callee(func, st.value)
+        pos, kws = unit.call_parts(func, sig_params, args)
+        st.value = _rt("split_forward", [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load())] + pos, kws)
+        used.add(key)
+    if not used:
+        return
+    for key in used:
+        for node, vjp_name in adjoint[key]:
+            split, func, seed = ready[vjp_name]
+            given = next(k for k in node.keywords if k.arg == seed)
+            node.args = [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load()), ast.Name(vjp_name, ast.Load()),
+                         ast.Constant(seed), given.value] + node.args
+            node.keywords = [k for k in node.keywords if k.arg != seed]
+            node.func = ast.Attribute(ast.Name("rt", ast.Load()), "split_backward", ast.Load())
+    at = 1 if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) else 0
+    fn.body.insert(at, ast.Assign([ast.Name(frames, ast.Store())], ast.List([], ast.Load()), lineno=0))
