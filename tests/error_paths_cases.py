@@ -387,3 +387,14 @@ def _picks(k):
 
 def call_of_a_returned_function(x):
     return np.sum(_picks(1)(x))  # here
+
+
+_draws = np.random.default_rng(0)
+
+
+def _noisy(v):
+    return v * _draws.normal()
+
+
+def rerun_callee_draws(x):
+    return np.sum(_noisy(x))  # here

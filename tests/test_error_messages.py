@@ -468,6 +468,7 @@ CASES = [
     # normalize
     user(c.loop_into_attribute, "assignment to `box.value`", "assign to a plain name"),
     user(c.call_local_function, "a call of a local value", "module-level name"),
+    user(c.rerun_callee_draws, "its adjoint runs _noisy again", "make the state an argument"),
     user(c.undefined_name, "not defined", "define or import it"),
     user(c.double_star_call, "`**kwargs` in a call", "by name"),
     user(c.dict_call_of_pairs, "this form of `dict(...)`", "dict display"),

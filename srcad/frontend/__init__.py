@@ -21,7 +21,9 @@ The passes, in pipeline order (input -> output); srcad/transform/pipeline.py `pr
                 the active and useful names
 
 callees.py holds what several passes ask about a called object (a user function? does it write
-into its arguments?), so aliases, analyze and methods need not import each other.
+into its arguments?), so aliases, analyze and methods need not import each other; effects.py
+asks whether a called user function can be run again with the same result (reverse mode re-runs
+callees in the adjoint: a random draw or a write into module-level state is refused).
 
 The frontend never imports srcad.transform; both build trees with srcad/syntax.py.
 """

@@ -10,7 +10,8 @@ After a statement's adjoint, a marker says where the values it overwrote are pop
 import ast
 import inspect
 
-from ...errors import MissingRuleError, SrcadError
+from ...errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
+from ...frontend.effects import rerun_hazard
 from ...syntax import N, assign, ast_copy, comment, index_expr, rt
 from ..templates import bound_mapping, instantiate, param_of
 from .ownership import Own
@@ -190,6 +191,16 @@ class AdjointStatements:
                            if isinstance(a, ast.Name) and a.id in self.an.active)
         if not act_params:
             return []
+        hazard = rerun_hazard(op.callee)
+        if hazard is not None:      # its adjoint runs the callee again: a second run must repeat the first
+            parsed, node, what = hazard
+            raise UnsupportedSyntaxError(
+                f"the call of `{op.callee.__name__}` with a differentiated argument: its adjoint runs "
+                f"{op.callee.__name__} again, and `{parsed.tree.name}` {what} "
+                f"({parsed.filename}:{getattr(node, 'lineno', parsed.tree.lineno)}), so the second run "
+                f"would not give the values f returned", *self.parsed.where(op.node),
+                hint="make the state an argument: draw or read it in f and pass it in "
+                     "(`z = rng.normal(); y = g(x, z)`)")
         vjp_name, seed = self.unit.callee_vjp(op.callee, act_params)
         pos_args, kws = self.unit.call_parts(op.callee, sig_params, args)
         expr = ast.Call(N(vjp_name), pos_args, kws + [ast.keyword(arg=seed, value=N(g))])
