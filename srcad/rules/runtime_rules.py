@@ -255,3 +255,15 @@ declare(rt.matmul_vjp_x, fusions={("index_vjp", 0): ("index_matmul_vjp", (1,))})
 declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry, rt.loop_exit], pure=False)
 # the alias pass's run-time question (frontend/aliases.py): a bool about the argument's type
 defnondiff([rt.slices_are_views, rt.refuse_overlapping_write])
+
+# helpers and attributes that read some arguments only for their type, dtype and shape: the
+# adjoint may read them from another value of the same kind (transform/reverse/shapes.py)
+declare(rt.unbroadcast, shape_only=(1,))
+declare(rt.sum_vjp, shape_only=(1,))
+declare(rt.count, shape_only=(0,))
+declare(rt.reshape_like, shape_only=(1,))
+declare(rt.zeros_like, shape_only=(0,))
+declare([np.zeros_like, np.ones_like, np.full_like, ".shape", ".size", ".ndim", ".dtype"], shape_only=(0,))
+# shapes written from the kinds' shape tokens (transform/reverse/shapes.py)
+declare([rt.broadcast_shapes, rt.size_of], pure=True)
+defnondiff([rt.broadcast_shapes, rt.size_of])

@@ -57,6 +57,21 @@ def unbroadcast(g, x):
 
 
 
+def broadcast_shapes(a, b):
+    """The shape two arrays of shapes a and b broadcast to (np.broadcast_shapes, quicker when equal)."""
+    return a if a == b else np.broadcast_shapes(a, b)
+
+
+
+def size_of(shape):
+    """How many entries an array of this shape has (its `.size`)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+
 def broadcast_like(v, ans):
     """A tangent brought to the shape of its primal (the forward twin of unbroadcast)."""
     if _is_zero(v) or np.shape(v) == np.shape(ans):

@@ -129,7 +129,7 @@ class AdjointStatements:
                                        func=self.parsed.text(op.rhs.func) if isinstance(op.rhs, ast.Call) else None)
             if isinstance(template, ast.Constant) and template.value == 0:
                 continue        # this argument only lends its shape
-            expr = self._known_reduction(op, p, g) or instantiate(template, mapping)
+            expr = self._known_reduction(op, p, g) or self._known_matmul(op, p, g) or instantiate(template, mapping)
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
             # a constant never widens the shape, except an int in a product, which repeats a list (`xs * 2`)
             if op.rule.broadcast and not all(isinstance(a, ast.Constant) and not (
@@ -139,6 +139,7 @@ class AdjointStatements:
                     expr = ast.Call(ast.Attribute(N("np"), "sum", ast.Load()), [expr], [])
                 else:
                     expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
+            expr = self._shape_reads(expr, op)
             fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
             item = self._number_item(op, n) if op.rule.key == "op:Subscript" else None
             self.contribute(code, live, n, N(g) if item is not None else expr, fused, item)
@@ -228,8 +229,8 @@ class AdjointStatements:
                 self.contribute(code, live, v.id, rt("unbroadcast", N(part), N(v.id)))
             else:
                 if isinstance(v, ast.Name) and v.id in self.an.active:
-                    self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)),
-                                                         N(v.id)))
+                    self.contribute(code, live, v.id, self._shape_reads(
+                        rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)), N(v.id)), op))
                 code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
                 self.own.pop(b, None)
         code.append(self.marker("restore", y, st))

@@ -16,10 +16,11 @@ from .control import AdjointControl
 from .ownership import Own, Ownership
 from .plain import Plain
 from .primal import PrimalSweep
+from .shapes import ShapeReads
 from .tape import Tape, _dedupe
 
 
-class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, Plain):
+class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, Plain, ShapeReads):
     """The reverse-mode pass: a normalized function -> its adjoint (see the package docstring, reverse/__init__.py).
 
     Input: a normalized function, its Analysis, the Namer of its normalization, the names
@@ -95,7 +96,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
                 seed = rt("broadcast_like", seed, N(ret.id))
             seed_code.append(assign(b, seed))
             live.add(b)
-        adjoint = self._resolve_tape(self.adjoint_block(fn.body, live))
+        adjoint = self._resolve_tape(self._resolve_shapes(self.adjoint_block(fn.body, live)))
         primal = self.primal_block(fn.body, 0)
         uses_tape = self.tape in names_read(primal)
         inits = self._tape_inits()

@@ -44,7 +44,7 @@ class Ownership:
         state = self._state(b, kind)
         if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == Own.OWNED):
             if b not in live:       # a buffer of v's shape, owned by this cotangent
-                code.append(assign(b, _zeros_like(v)))
+                code.append(assign(b, _zeros_like(v, kind)))
                 code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())], value=expr))
                 live.add(b)
             else:
@@ -186,7 +186,7 @@ class Ownership:
         kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
         if kind is not None:
             self.own[b] = (Own.OWNED, kind.shape)
-            return assign(b, _zeros_like(v))
+            return assign(b, _zeros_like(v, kind))
         self.own.pop(b, None)
         return assign(b, ast.Constant(0.0))
 
@@ -213,5 +213,8 @@ def _meet(a, b):
             if k in b and b[k][1] == v[1]}
 
 
-def _zeros_like(v):
-    return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [N(v)], [])
+def _zeros_like(v, kind):
+    """np.zeros_like(v), v read only for its kind (reverse/shapes.py may read another value of it)."""
+    like = N(v)
+    like.srcad_kind = kind
+    return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [like], [])

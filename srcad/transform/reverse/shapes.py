@@ -1,0 +1,151 @@
+"""shapes: values the adjoint reads only for their shape, read from a value that is kept anyway.
+
+Many adjoints read a primal value only for its type, dtype and shape: the operand of
+`rt.unbroadcast(g, x)`, `rt.sum_vjp(g, x, ...)`, `rt.count(x, ...)`, the array an owned
+cotangent buffer is shaped like (`np.zeros_like(x)`), the mean whose size divides its cotangent.
+Read as written, such a read keeps the value alive (computed in the primal sweep, taped in a
+loop) only to lend its shape. Here the kinds pass (transform/kinds.py) says what each value is:
+a dense value of known dtype and shape token has the same type, dtype and shape as every other
+value of the same kind (equal tokens, equal shapes). So while the adjoint is written, each such
+read is marked with the kind it needs (`_shape_reads`); once the whole adjoint is written
+(`_resolve_shapes`, before the tape is resolved) a marked read that nothing else needs reads
+instead a value of the same kind that is kept anyway: a parameter that is never re-assigned, or
+a name assigned once at the top level that some adjoint reads for its value. Where no value of
+that kind is kept, a shape is written from the token itself (a parameter's `.shape`, the
+broadcast of two shapes), for a constructor that needs only the shape (`np.full`, `np.zeros`).
+The value read only for its shape is then dead, and cleanup drops it. Arithmetic is unchanged:
+the same helpers run on the same shapes and dtypes (the same bits).
+"""
+import ast
+
+import numpy as np
+
+from ... import runtime as runtime_helpers
+from ...rules.registry import facts
+from ...syntax import N, rt
+
+class ShapeReads:
+    """Shape-only reads marked while the adjoint is written, re-pointed once it is: methods of the
+    Reverse class they are mixed into (transform/reverse/driver.py)."""
+
+    def _shape_reads(self, expr, op=None):
+        """Mark, in an adjoint expression of the current statement, each primal name it reads only
+        for its type, dtype and shape (an argument in RT_SHAPE_ONLY / NP_SHAPE_ONLY, or the object
+        of `.shape` / `.size`) with the kind of the value it reads there. Returns expr."""
+        if self.kinds is None or self.current is None:
+            return expr
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name) and node.func.value.id in ("rt", "np"):
+                module = runtime_helpers if node.func.value.id == "rt" else np
+                for k in _shape_only(getattr(module, node.func.attr, None)):
+                    if k < len(node.args):
+                        self._mark(node.args[k], op)
+            elif isinstance(node, ast.Attribute) and _shape_only("." + node.attr):
+                self._mark(node.value, op)
+        return expr
+
+    def _mark(self, e, op):
+        if not isinstance(e, ast.Name) or e.id in self.bar_of or hasattr(e, "srcad_kind"):
+            return
+        st = self.current
+        target = st.targets[0].id if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) else None
+        operand = op is not None and any(isinstance(a, ast.Name) and a.id == e.id for a in op.bound.values())
+        if e.id == target and operand:
+            return      # `x = f(x)`: which version is read depends on the pops around it
+        k = self.kinds.result(st) if e.id == target else self.kinds.before(st, e.id)
+        if k.dense and k.cat is not None and k.dtype is not None and k.ndim and k.shape is not None:
+            e.srcad_kind = k
+
+    def _steady(self):
+        """name -> kind of the values that hold one value through the whole adjoint sweep: the
+        parameters never re-assigned, then the names assigned once, at the top level."""
+        out = {}
+        for p in self.params:
+            if self.sites[p] == [(None, 0)]:
+                out[p] = self.kinds.before(self.fn.body[0], p) if self.fn.body else None
+        for name, sites in self.sites.items():
+            if name not in out and len(sites) == 1 and sites[0][1] == 0 and isinstance(sites[0][0], ast.Assign):
+                out[name] = self.kinds.result(sites[0][0])
+        return {n: k for n, k in out.items() if k is not None and k.dense and k.shape is not None}
+
+    def _resolve_shapes(self, adjoint):
+        """Each marked read that no other adjoint statement needs re-pointed at a kept value of
+        the same kind (see the module docstring); the constructors of a shape whose kind no kept
+        value has are written from the shape's token."""
+        if self.kinds is None:
+            return adjoint
+        marked, reads = [], set(self.ckpt_reads)
+        for node in _walk(adjoint):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if getattr(node, "srcad_kind", None) is not None:
+                    marked.append(node)
+                else:
+                    reads.add(node.id)
+        if not marked:
+            return adjoint
+        steady = self._steady()
+        kept = [n for n in steady if n in self.params or n in reads]
+        for node in marked:
+            if node.id in reads:
+                continue
+            sub = next((n for n in kept if steady[n] == node.srcad_kind), None)
+            if sub is not None:
+                node.id = sub
+        shapes = _ShapeWriter(self, steady, kept, reads)
+        return [shapes.visit(st) for st in adjoint]
+
+    def _shape_expr(self, token, steady, kept, depth=0):
+        """An expression for the shape with this token from kept values, or None."""
+        sub = next((n for n in kept if steady[n].shape == token), None)
+        if sub is not None:
+            return ast.Attribute(N(sub), "shape", ast.Load())
+        if depth < 3 and isinstance(token, tuple) and len(token) == 3 and token[0] == "bc":
+            a, b = (self._shape_expr(t, steady, kept, depth + 1) for t in token[1:])
+            if a is not None and b is not None:
+                return rt("broadcast_shapes", a, b)
+        return None
+
+
+class _ShapeWriter(ast.NodeTransformer):
+    """`np.full_like(x, v)` / `np.zeros_like(x)` / `x.size` whose marked x is still read only for
+    its shape: from the shape written from x's token instead (float64 only)."""
+
+    def __init__(self, rev, steady, kept, reads):
+        self.rev, self.steady, self.kept, self.reads = rev, steady, kept, reads
+
+    def _shape(self, e):
+        k = getattr(e, "srcad_kind", None)
+        if k is None or e.id in self.reads or e.id in self.kept or k.dtype != "d" or k.cat != "array":
+            return None
+        return self.rev._shape_expr(k.shape, self.steady, self.kept)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" and \
+                f.attr.endswith("_like") and node.args and not node.keywords:
+            s = self._shape(node.args[0])
+            make = f.attr[:-len("_like")]       # np.zeros_like(x) -> np.zeros(shape), full_like -> full
+            if s is not None and hasattr(np, make):
+                dtype = [ast.keyword("dtype", ast.Constant("d"))] if len(node.args) > 1 else []
+                return ast.Call(ast.Attribute(N("np"), make, ast.Load()), [s] + node.args[1:], dtype)
+        return node
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        if node.attr == "size" and isinstance(node.value, ast.Name):
+            s = self._shape(node.value)
+            if s is not None:
+                return rt("size_of", s)
+        return node
+
+
+def _walk(stmts):
+    for st in stmts:
+        yield from ast.walk(st)
+
+
+def _shape_only(key):
+    entry = facts(key)
+    return entry.shape_only if entry is not None else ()
