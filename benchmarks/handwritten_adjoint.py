@@ -6,9 +6,10 @@ Each hand-written adjoint is checked against central finite differences first, a
 gradient against it. Times: the adjoint that `srcad.emit` prints, run as a plain function (the
 generated code alone), and `srcad.grad` (the generated code plus the call's dispatch), each
 timed in turn with the hand-written adjoint within one run, so machine load moves both alike;
-the reported number is the median of the per-round ratios srcad / hand.
+the reported number is the median of the per-round ratios srcad / hand (rounds of 10 calls,
+short, so that a round rarely straddles a change of load).
 
-    python -m benchmarks.handwritten_adjoint [--rounds 21]
+    python -m benchmarks.handwritten_adjoint [--rounds 301]
 """
 import sys
 import timeit
@@ -78,7 +79,7 @@ def emitted(f, args):
     return ns[f.__name__ + "_vjp"]
 
 
-def measure(rounds=21, number=300):
+def measure(rounds=301, number=10):
     rows = []
     for name, f, hand, args in problems():
         fd = _fd(f, args[0], args[1:])
@@ -98,7 +99,7 @@ def measure(rounds=21, number=300):
 
 
 def main(argv=()):
-    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 21
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 301
     print(f"{'function':12s} {'hand µs':>9s} {'emitted µs':>11s} {'grad µs':>9s} {'emitted/hand':>13s} {'grad/hand':>10s}")
     for name, med, ratio in measure(rounds):
         print(f"{name:12s} {med['hand'] * 1e6:9.1f} {med['emitted'] * 1e6:11.1f} {med['grad'] * 1e6:9.1f} "

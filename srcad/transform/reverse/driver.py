@@ -39,6 +39,11 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
         self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
         self.bar_of = {}        # cotangent name -> its primal's name
         self.own = {}           # cotangent name -> (Own, shape token)
+        self.filled = {}        # cotangent name -> (number expression, shape token): it holds that
+        #                         number everywhere in an array of that shape (reverse/shapes.py)
+        self.fill_names = set()     # the names those numbers are bound to
+        self.arrays = set()     # cotangent names sure to hold an ndarray (ownership.py's _known_array)
+        self._steady_memo = None    # see reverse/shapes.py's _steady
         # owned cotangent arrays (updated in place) only where every differentiated value is a
         # known float64 number or array: no complex, float32, sparse or container cotangents
         self.buffers = kinds is not None and checkpoint is None and not row_sparse and all(

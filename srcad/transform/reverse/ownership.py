@@ -42,6 +42,11 @@ class Ownership:
         b = self.bar(v)
         kind = self._buffer_kind(v)
         state = self._state(b, kind)
+        self.filled.pop(b, None)        # (a first contribution records it again: reverse/shapes.py)
+        if b not in live and not self._known_array(expr):
+            self.arrays.discard(b)
+        elif b not in live:
+            self.arrays.add(b)          # (an array stays one when added to)
         if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == Own.OWNED):
             if b not in live:       # a buffer of v's shape, owned by this cotangent
                 code.append(assign(b, _zeros_like(v, kind)))
@@ -115,9 +120,12 @@ class Ownership:
         if isinstance(e, ast.Constant) and type(e.value) in (int, float):
             return ()
         if isinstance(e, ast.Name):
+            if e.id in self.fill_names:     # a filled cotangent's number (reverse/shapes.py)
+                return ()
             v = self.bar_of.get(e.id)
             if v is not None:       # a cotangent: its primal's shape only when known materialised
-                return () if self._kind_here(v).rank0 else None
+                steady = self._steady().get(v)      # (a number's cotangent is one: the seed or a zero)
+                return () if self._kind_here(v).rank0 or steady is not None and steady.rank0 else None
             k = self._kind_here(e.id)
             return k.shape if k.dense else None
         return None
@@ -160,6 +168,26 @@ class Ownership:
                 return self.bar_of.get(e.args[0].id) is None and self._shape_of(e.args[0]) == shape
         return False
 
+    def _known_array(self, e):
+        """Is e's value sure to be an ndarray (never a number such as the symbolic zero)? Arithmetic
+        with a known array, NumPy calls on one, rt.unbroadcast of one, a cotangent known one."""
+        if isinstance(e, ast.Name):
+            if e.id in self.bar_of:
+                return e.id in self.arrays or e.id in self.own
+            return self.kinds is not None and self.current is not None and self._kind_here(e.id).cat == "array"
+        if isinstance(e, ast.Attribute) and e.attr == "T":
+            return self._known_array(e.value)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult)):
+            return self._known_array(e.left) or self._known_array(e.right)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return self._known_array(e.operand)
+        if _is_rt_call(e, "unbroadcast") and len(e.args) == 2:
+            return self._known_array(e.args[0]) and self._known_array(e.args[1])
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
+                and e.func.value.id == "np" and isinstance(getattr(np, e.func.attr, None), np.ufunc):
+            return any(self._known_array(a) for a in e.args)
+        return False
+
     def _operand_within(self, e, shape):
         """Is e an operand of the current statement, whose result has `shape` (so e broadcasts
         into it)?"""
@@ -183,11 +211,13 @@ class Ownership:
         """`b = 0.0`, the symbolic zero; for the cotangent of a known float array (at the point
         `where` of the compound statement st), an owned array of zeros instead."""
         v = self.bar_of.get(b)
+        self.filled.pop(b, None)
         kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
         if kind is not None:
             self.own[b] = (Own.OWNED, kind.shape)
             return assign(b, _zeros_like(v, kind))
         self.own.pop(b, None)
+        self.arrays.discard(b)
         return assign(b, ast.Constant(0.0))
 
 

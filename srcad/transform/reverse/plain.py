@@ -105,8 +105,11 @@ class Plain:
         if not (isinstance(x, ast.Name) and isinstance(y, ast.Name)):
             return None
         kx, ky, res = (self.kinds.before(op.node, x.id), self.kinds.before(op.node, y.id), self.kinds.result(op.node))
-        if not all(k.cat == "array" and k.dtype == "d" for k in (kx, ky)) or res.shape is None or \
-                self.own.get(g, (None, None))[1] != res.shape:
+        if not all(k.cat == "array" and k.dtype == "d" for k in (kx, ky)) or res.shape is None:
+            return None
+        # g sure to be an array (never the symbolic zero; its shape is the product's, as the
+        # runtime helpers take it to be)
+        if self.own.get(g, (None, None))[1] != res.shape and g not in self.arrays:
             return None
         t = lambda n: ast.Attribute(N(n.id), "T", ast.Load())      # noqa: E731
         mm = lambda a, b: ast.BinOp(a, ast.MatMult(), b)            # noqa: E731

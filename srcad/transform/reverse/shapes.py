@@ -22,7 +22,8 @@ import numpy as np
 
 from ... import runtime as runtime_helpers
 from ...rules.registry import facts
-from ...syntax import N, rt
+from ...syntax import N, assign, ast_copy, rt
+from .ownership import _is_rt_call
 
 class ShapeReads:
     """Shape-only reads marked while the adjoint is written, re-pointed once it is: methods of the
@@ -57,9 +58,68 @@ class ShapeReads:
         if k.dense and k.cat is not None and k.dtype is not None and k.ndim and k.shape is not None:
             e.srcad_kind = k
 
+    # -- filled cotangents: one number spread over a known shape ----------------------------------
+    def _top(self):
+        st = self.current
+        return st is not None and self.depth.get(id(st), 0) == 0 and self.kinds is not None
+
+    def _bind_fill(self, spread, n):
+        """The adjoint of a full sum or mean, `np.full_like(x, v)`: a v that is not a name or a
+        number is bound to one first (`<x>_each = g / x.size`), which later adjoints may read
+        instead of the spread array. Returns the binding statements."""
+        fill = spread.args[1]
+        if isinstance(fill, (ast.Name, ast.Constant)) or not self._top():
+            return []
+        each = self.namer.fresh(n + "_each")
+        self.fill_names.add(each)
+        spread.args[1] = N(each)
+        return [assign(each, self._shape_reads(fill))]
+
+    def _note_fill(self, n, g, spread, expr):
+        """After n's cotangent was first assigned: it is filled (one number over a known shape)
+        when it is a full sum's or mean's spread, or a copy of a filled cotangent."""
+        if not self._top():
+            return
+        b = self.bar(n)
+        if spread is not None and spread is expr and isinstance(spread.args[1], (ast.Name, ast.Constant)):
+            k = self.kinds.before(self.current, spread.args[0].id)
+            if k.shape is not None and self._steady_reads(spread.args[1]):
+                self.filled[b] = (spread.args[1], k.shape)
+        elif isinstance(expr, ast.Name) and expr.id in self.filled:
+            self.filled[b] = self.filled[expr.id]
+
+    def _steady_reads(self, e):
+        """Does e read only names that hold one value through the adjoint (or their cotangents,
+        which are final once read)?"""
+        steady = self._steady()
+        return all(self.bar_of.get(m.id, m.id) in steady or m.id in self.fill_names
+                   for m in ast.walk(e) if isinstance(m, ast.Name))
+
+    def _with_fill(self, op, g, expr):
+        """expr, an adjoint of the current statement in its result's cotangent g, reading g's
+        number instead of the filled array where that gives the same values: where the result is
+        still an array of g's shape (elementwise with operands within it), or where it is summed
+        down to an operand's shape (`rt.unbroadcast`, for which a smaller cotangent stands for
+        itself broadcast over the result)."""
+        got = self.filled.get(g)
+        if got is None or not self._top() or self.kinds.result(op.node).shape != got[1]:
+            return expr
+        fill, shape = got
+        number = ast.Constant(1.0)      # what _full asks of the number: that it is one
+        summed = _is_rt_call(expr, "unbroadcast") and op.rule is not None and op.rule.broadcast and \
+            self._known_array(_replace_name(ast_copy(expr.args[0]), g, number))     # (a number alone may be the zero)
+        if summed or self._full(_replace_name(ast_copy(expr), g, number), shape):
+            return _replace_name(ast_copy(expr), g, fill)
+        return expr
+
     def _steady(self):
         """name -> kind of the values that hold one value through the whole adjoint sweep: the
         parameters never re-assigned, then the names assigned once, at the top level."""
+        if self._steady_memo is None:
+            self._steady_memo = self._steady_now()
+        return self._steady_memo
+
+    def _steady_now(self):
         out = {}
         for p in self.params:
             if self.sites[p] == [(None, 0)]:
@@ -149,3 +209,10 @@ def _walk(stmts):
 def _shape_only(key):
     entry = facts(key)
     return entry.shape_only if entry is not None else ()
+
+
+def _replace_name(e, name, by):
+    class _R(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return ast_copy(by) if node.id == name and isinstance(node.ctx, ast.Load) else node
+    return _R().visit(e)
