@@ -89,3 +89,27 @@ def test_a_kept_value_of_the_same_kind_lends_its_shape():
     x, y = rng.normal(size=6), rng.normal(size=6)
     assert_grad_close(centered, (x, y), srcad.grad(centered)(x, y))
     assert_grad_close(centered, (x, y), srcad.grad(centered, wrt=1)(x, y), wrt=1)
+
+
+def rnn(W, U, xs, h0):
+    h = h0
+    for x in xs:
+        a = W @ h + U @ x
+        if np.sum(a) > 0:
+            h = np.tanh(a)
+        else:
+            h = 0.5 * a
+    return np.sum(h ** 2)
+
+
+def test_a_value_read_only_for_its_shape_is_taped_as_a_stand_in():
+    rng = np.random.default_rng(4)
+    args = (0.5 * rng.normal(size=(4, 4)), rng.normal(size=(4, 2)), rng.normal(size=(6, 2)), np.zeros(4))
+    text = srcad.emit(rnn, args=args)
+    assert "tape.append(rt.shape_stand_in(matmul_W))" in text      # W @ h lends only its shape
+    assert_grad_close(rnn, args, srcad.grad(rnn)(*args))
+    from srcad import runtime as rt
+    x = np.arange(6.0).reshape(2, 3)[:, ::2]
+    s = rt.shape_stand_in(x)
+    assert (type(s), s.shape, s.dtype, s.nbytes, s.base.nbytes) == (np.ndarray, (2, 2), x.dtype, 32, 8)
+    assert rt.shape_stand_in(2.5) == 2.5

@@ -44,6 +44,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
         self.fill_names = set()     # the names those numbers are bound to
         self.arrays = set()     # cotangent names sure to hold an ndarray (ownership.py's _known_array)
         self._steady_memo = None    # see reverse/shapes.py's _steady
+        self.shape_taped = set()    # names taped as a stand-in of their shape (reverse/shapes.py)
         # owned cotangent arrays (updated in place) only where every differentiated value is a
         # known float64 number or array: no complex, float32, sparse or container cotangents
         self.buffers = kinds is not None and checkpoint is None and not row_sparse and all(

@@ -47,8 +47,9 @@ class ShapeReads:
         return expr
 
     def _mark(self, e, op):
-        if not isinstance(e, ast.Name) or e.id in self.bar_of or hasattr(e, "srcad_kind"):
+        if not isinstance(e, ast.Name) or e.id in self.bar_of or hasattr(e, "srcad_shape_only"):
             return
+        e.srcad_shape_only = True       # (a taped value read only so: its stand-in is taped instead)
         st = self.current
         target = st.targets[0].id if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) else None
         operand = op is not None and any(isinstance(a, ast.Name) and a.id == e.id for a in op.bound.values())
@@ -135,13 +136,18 @@ class ShapeReads:
         value has are written from the shape's token."""
         if self.kinds is None:
             return adjoint
-        marked, reads = [], set(self.ckpt_reads)
+        marked, reads, shape_only = [], set(self.ckpt_reads), set()
         for node in _walk(adjoint):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 if getattr(node, "srcad_kind", None) is not None:
                     marked.append(node)
+                elif getattr(node, "srcad_shape_only", False):
+                    shape_only.add(node.id)
                 else:
                     reads.add(node.id)
+        # a value the adjoint reads only for its type, dtype and shape is taped as a stand-in that
+        # holds no memory (rt.shape_stand_in), where it is taped at all
+        self.shape_taped = shape_only - reads - {n.id for n in marked} - set(self.params)
         if not marked:
             return adjoint
         steady = self._steady()
