@@ -63,11 +63,16 @@ def broadcast_shapes(a, b):
 
 
 
+_ZERO_BYTES = bytes(32)
+_STAND_IN_FROM = 256      # entries: a smaller array is kept as it is (its reference costs less time)
+
+
 def shape_stand_in(x):
     """What the tape keeps of an array the adjoint reads only for its type, dtype and shape: an
-    array of them that holds no memory (a broadcast view of one zero); anything else as it is."""
-    if type(x) is np.ndarray and x.ndim:
-        return np.broadcast_to(np.zeros((), x.dtype), x.shape)
+    array of them that holds no memory (read-only, every entry the one zero of a shared buffer);
+    a small array, and anything else, as it is."""
+    if type(x) is np.ndarray and x.size >= _STAND_IN_FROM and x.dtype.kind in "biufc" and x.itemsize <= 32:
+        return np.ndarray(x.shape, x.dtype, _ZERO_BYTES, 0, (0,) * x.ndim)
     return x
 
 
