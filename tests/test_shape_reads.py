@@ -115,3 +115,21 @@ def test_a_value_read_only_for_its_shape_is_taped_as_a_stand_in():
     assert not s.any() and np.zeros_like(s).strides == np.zeros_like(x).strides
     small = np.ones(3)
     assert rt.shape_stand_in(small) is small and rt.shape_stand_in(2.5) == 2.5
+
+
+def int_steps(x, n):
+    s = 0.0
+    for i in range(n):
+        j = i + 1
+        k = j % 3
+        s = s + x[k] * j + np.sin(s) * x[j % 2]
+    return s
+
+
+def test_int_values_a_loop_derives_from_its_variable_are_recomputed_not_taped():
+    x = np.array([0.3, -0.8, 1.1])
+    text = srcad.emit(int_steps, args=(x, 5))
+    assert "tape.append(j)" not in text and "tape.append(k)" not in text
+    assert "reversed(range(n)):\n        j = i + 1\n        k = j % 3" in text
+    assert_grad_close(int_steps, (x, 5), srcad.grad(int_steps)(x, 5))
+    assert_grad_close(int_steps, (x, 0), srcad.grad(int_steps)(x, 0))

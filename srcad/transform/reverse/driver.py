@@ -45,6 +45,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
         self.arrays = set()     # cotangent names sure to hold an ndarray (ownership.py's _known_array)
         self._steady_memo = None    # see reverse/shapes.py's _steady
         self.shape_taped = set()    # names taped as a stand-in of their shape (reverse/shapes.py)
+        self.recomputed = {}        # int/bool names a reversed loop recomputes, not tapes (tape.py)
         # owned cotangent arrays (updated in place) only where every differentiated value is a
         # known float64 number or array: no complex, float32, sparse or container cotangents
         self.buffers = kinds is not None and checkpoint is None and not row_sparse and all(
@@ -90,6 +91,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
     def run(self, name, return_value=False):
         fn = self.fn
         self._prepare_loops(fn.body)
+        self._find_recomputed(fn.body, set())
         ret = fn.body[-1].value if fn.body and isinstance(fn.body[-1], ast.Return) else ast.Constant(None)
         live = set()
         seed_code = []

@@ -147,7 +147,9 @@ class ShapeReads:
                     reads.add(node.id)
         # a value the adjoint reads only for its type, dtype and shape is taped as a stand-in that
         # holds no memory (rt.shape_stand_in), where it is taped at all
-        self.shape_taped = shape_only - reads - {n.id for n in marked} - set(self.params)
+        self.shape_taped = {n for n in shape_only - reads - {m.id for m in marked} - set(self.params)
+                            if not all(isinstance(st, ast.Assign) and self.kinds.result(st).rank0
+                                       for st, _ in self.sites[n])}     # (a number: taped as it is)
         if not marked:
             return adjoint
         steady = self._steady()
