@@ -133,3 +133,18 @@ def test_int_values_a_loop_derives_from_its_variable_are_recomputed_not_taped():
     assert "reversed(range(n)):\n        j = i + 1\n        k = j % 3" in text
     assert_grad_close(int_steps, (x, 5), srcad.grad(int_steps)(x, 5))
     assert_grad_close(int_steps, (x, 0), srcad.grad(int_steps)(x, 0))
+
+
+def two_means(a, b, c):
+    return np.mean(a * b) + np.mean(a * c) + np.mean(np.sin(a) * b)
+
+
+@pytest.mark.parametrize("shapes", [((5,), (1,), (1,)), ((1,), (5,), (5,)), ((5,), (5,), (1,))])
+def test_a_cotangent_broadcast_from_a_smaller_one_is_never_updated_in_place(shapes):
+    rng = np.random.default_rng(5)
+    args = tuple(rng.normal(size=s) for s in shapes)
+    g = srcad.grad(two_means)(*args)
+    assert_grad_close(two_means, args, g)
+    w, X, _ = _data()
+    y1 = np.array([0.7])        # broadcast against X @ w: same kinds, other shapes
+    assert_grad_close(logistic, (w, X, y1), srcad.grad(logistic)(w, X, y1))

@@ -111,8 +111,15 @@ class Ownership:
         names one (an alias), None when it may be smaller (a number, the symbolic zero) or is not
         known."""
         if self._full(expr, kind.shape):
-            return (Own.OWNED if _fresh(expr) else Own.FULL, kind.shape)
+            return (Own.OWNED if _fresh(expr) and not self._widened(expr) else Own.FULL, kind.shape)
         return None
+
+    def _widened(self, e):
+        """Is e an rt.unbroadcast whose cotangent may be smaller than the result (then what it gives
+        back may be a read-only broadcast view: an array of the shape, not one to update in place)?"""
+        res = self.kinds.result(self.current) if self.current is not None else None
+        return _is_rt_call(e, "unbroadcast") and (res is None or res.shape is None or
+                                                  not self._full(e.args[0], res.shape))
 
     def _shape_of(self, e):
         """The shape token of an expression's value in the adjoint of the current statement, or
@@ -153,10 +160,12 @@ class Ownership:
                     return True
             return False
         if _is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
-            # summed down to the operand's shape from a full array of the result's shape
+            # summed down to the operand's shape from a full array of the result's shape, or from
+            # any array (a smaller one broadcast: see _widened)
             res = self.kinds.result(self.current)
-            return res.shape is not None and self._shape_of(e.args[1]) == shape and \
-                self.bar_of.get(e.args[1].id) is None and self._full(e.args[0], res.shape)
+            return self._shape_of(e.args[1]) == shape and self.bar_of.get(e.args[1].id) is None and (
+                res.shape is not None and self._full(e.args[0], res.shape) or
+                self._known_array(e.args[0]) and self._kind_here(e.args[1].id).cat == "array")
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             return self._full(e.operand, shape)
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
