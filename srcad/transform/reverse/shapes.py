@@ -153,7 +153,8 @@ class ShapeReads:
         if not marked:
             return adjoint
         steady = self._steady()
-        kept = [n for n in steady if n in self.params or n in reads]
+        user = {m.id for m in ast.walk(self.parsed.tree) if isinstance(m, ast.Name)}
+        kept = sorted((n for n in steady if n in self.params or n in reads), key=lambda n: n not in user)
         for node in marked:
             if node.id in reads:
                 continue
