@@ -265,5 +265,9 @@ declare(rt.reshape_like, shape_only=(1,))
 declare(rt.zeros_like, shape_only=(0,))
 declare([np.zeros_like, np.ones_like, np.full_like, ".shape", ".size", ".ndim", ".dtype"], shape_only=(0,))
 # shapes written from the kinds' shape tokens (transform/reverse/shapes.py)
-declare([rt.broadcast_shapes, rt.size_of, rt.shape_stand_in], pure=True)
-defnondiff([rt.broadcast_shapes, rt.size_of, rt.shape_stand_in])
+declare([rt.broadcast_shapes, rt.size_of], pure=True)
+defnondiff([rt.broadcast_shapes, rt.size_of])
+# rt.shape_stand_in(x) is x (a small array) or zeros of x's shape (a large one): linear in x, each
+# case its own map, which the same call applies to a tangent or cotangent of x's shape
+defrule(rt.shape_stand_in, "x", "rt.shape_stand_in(g)", "rt.shape_stand_in(x_dot)")
+declare(rt.shape_stand_in, pure=True)
