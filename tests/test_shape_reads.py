@@ -148,3 +148,18 @@ def test_a_cotangent_broadcast_from_a_smaller_one_is_never_updated_in_place(shap
     w, X, _ = _data()
     y1 = np.array([0.7])        # broadcast against X @ w: same kinds, other shapes
     assert_grad_close(logistic, (w, X, y1), srcad.grad(logistic)(w, X, y1))
+
+
+def rebinds_its_variable(x, n):
+    s = 0.0
+    for i in range(n):
+        i = i * 2
+        j = i + 1
+        s = s + x[j % 3] * j
+    return s
+
+
+def test_a_loop_variable_assigned_in_the_body_keeps_the_tape():
+    x = np.array([0.3, -0.8, 1.1])
+    assert "tape.append(j)" in srcad.emit(rebinds_its_variable, args=(x, 4))
+    assert_grad_close(rebinds_its_variable, (x, 4), srcad.grad(rebinds_its_variable)(x, 4))

@@ -53,7 +53,8 @@ class Tape:
         name -> (statement, id(loop))."""
         for st in stmts:
             if isinstance(st, ast.For) and isinstance(st.target, ast.Name) and self.kinds is not None \
-                    and self.checkpoint is None:
+                    and self.checkpoint is None and len(self.sites[st.target.id]) == 1:
+                # (the loop variable assigned nowhere else: the reversed loop gives back its values)
                 known = {st.target.id}
                 elsewhere = outside | names_read([s for s in stmts if s is not st]) | names_read([st.iter])
                 for k, inner in enumerate(st.body):
