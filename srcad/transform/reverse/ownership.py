@@ -147,6 +147,8 @@ class Ownership:
 
     def _full(self, e, shape):
         """Is e's value an array of exactly `shape` (not a smaller stand-in)?"""
+        if getattr(e, "srcad_shape", None) is not None:     # a product's adjoint (plain.py)
+            return e.srcad_shape == shape
         if isinstance(e, ast.Name):
             v = self.bar_of.get(e.id)
             if v is not None:

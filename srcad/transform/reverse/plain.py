@@ -114,12 +114,15 @@ class Plain:
         t = lambda n: ast.Attribute(N(n.id), "T", ast.Load())      # noqa: E731
         mm = lambda a, b: ast.BinOp(a, ast.MatMult(), b)            # noqa: E731
         if p == "y" and kx.ndim == 2 and ky.ndim in (1, 2):
-            return mm(t(x), N(g))
-        if p == "x" and kx.ndim == 2 and ky.ndim == 2:
-            return mm(N(g), t(y))
-        if p == "x" and kx.ndim == 1 and ky.ndim == 2:
-            return mm(N(y.id), N(g))
-        return None
+            out = mm(t(x), N(g))
+        elif p == "x" and kx.ndim == 2 and ky.ndim == 2:
+            out = mm(N(g), t(y))
+        elif p == "x" and kx.ndim == 1 and ky.ndim == 2:
+            out = mm(N(y.id), N(g))
+        else:
+            return None
+        out.srcad_shape = (kx if p == "x" else ky).shape     # a new array of the operand's shape
+        return out
 
     def _shape_source(self, st, name, kind):
         """A name that lends `name`'s shape and dtype to the adjoint of st: a parameter that is
