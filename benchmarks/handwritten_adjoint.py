@@ -12,10 +12,10 @@ short, so that a round rarely straddles a change of load).
     python -m benchmarks.handwritten_adjoint [--rounds 301]
 
 Measured on the 2-core session machine under load (median same-run ratios, emitted / hand):
-quickstart 1.96 before shapes were first-class in the adjoint (issue 27), 1.30 after; first-look
-2.07 -> 1.45 (bit-identical gradients). What is left: two rt.unbroadcast calls (the kinds do not
-know that y and X @ w have one shape), three negations the rules write (-(-g) along
-`1 / (1 + exp(-z))`), and srcad.grad's dispatch (grad / hand about 3x at these sizes).
+quickstart 1.95-2.01 before shapes were first-class in the adjoint (issue 27), 1.19-1.20 after;
+first-look 2.06-2.08 -> 1.23 (bit-identical gradients). What is left: two rt.unbroadcast calls
+(the kinds do not know that y and X @ w have one shape), three negations the rules write
+(-(-g) along `1 / (1 + exp(-z))`), and srcad.grad's dispatch (grad / hand about 3-4x here).
 """
 import sys
 import timeit
