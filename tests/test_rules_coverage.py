@@ -104,6 +104,7 @@ PROBES = {
     rt.clip_mask: (rt.clip_mask, [P(), P(()), P((), "big")]), rt.count: (rt.count, [P((3, 4)), 1]),
     rt.zeros_like: (rt.zeros_like, [P()]), rt.is_scalar: (rt.is_scalar, [P()]),
     rt.unit_direction: (rt.unit_direction, [P((3, 2)), 4]),
+    rt.broadcast_shapes: (rt.broadcast_shapes, [(2, 1, 3), (4, 1)]), rt.size_of: (rt.size_of, [(2, 3)]),
     rt.lists.items_are_views: (rt.lists.items_are_views, [P((3, 2))]),
     rt.where_count: (lambda x: rt.where_count(x > 0, x, 1), [P((2, 3))]),
     rt.updates_in_place: (rt.updates_in_place, [P()]),

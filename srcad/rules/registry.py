@@ -70,6 +70,9 @@ class Rule:
     spelling: Spelling | WhereReduction = None  # another spelling of the call the normalizer
     #                             rewrites to this rule's (frontend/normalize/spellings.py)
     refusal: str = None         # a function with no rule: what to write instead (the MissingRuleError's fix)
+    shape_only: tuple = ()      # the positions of the arguments it reads only for their type, dtype and
+    #                             shape (0 for an attribute: its object), which transform/reverse/shapes.py
+    #                             may read from another value of the same kind
     written_as: tuple = None    # an in-place call f(y, a, b) rewritten y[...] = rt.<helper>(y, a, b, option):
     #                             (helper, option) (frontend/inplace.py)
 
@@ -168,7 +171,7 @@ def _put(key, rule):
 
 
 _FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast",
-          "spelling", "refusal", "written_as")
+          "spelling", "refusal", "written_as", "shape_only")
 
 
 def declare(keys, **facts):

@@ -274,3 +274,19 @@ declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry, rt.loop_exit], pur
 declare([rt.split_forward, rt.split_backward], pure=False)
 # the alias pass's run-time question (frontend/aliases.py): a bool about the argument's type
 defnondiff([rt.slices_are_views, rt.refuse_overlapping_write])
+
+# helpers and attributes that read some arguments only for their type, dtype and shape: the
+# adjoint may read them from another value of the same kind (transform/reverse/shapes.py)
+declare(rt.unbroadcast, shape_only=(1,))
+declare(rt.sum_vjp, shape_only=(1,))
+declare(rt.count, shape_only=(0,))
+declare(rt.reshape_like, shape_only=(1,))
+declare(rt.zeros_like, shape_only=(0,))
+declare([np.zeros_like, np.ones_like, np.full_like, ".shape", ".size", ".ndim", ".dtype"], shape_only=(0,))
+# shapes written from the kinds' shape tokens (transform/reverse/shapes.py)
+declare([rt.broadcast_shapes, rt.size_of], pure=True)
+defnondiff([rt.broadcast_shapes, rt.size_of])
+# rt.shape_stand_in(x) is x (a small array) or zeros of x's shape (a large one): linear in x, each
+# case its own map, which the same call applies to a tangent or cotangent of x's shape
+defrule(rt.shape_stand_in, "x", "rt.shape_stand_in(g)", "rt.shape_stand_in(x_dot)")
+declare(rt.shape_stand_in, pure=True)

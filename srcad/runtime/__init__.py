@@ -42,8 +42,8 @@ from .mappings import (concat, concat_jvp, concat_vjp, loop_sequence, loop_seque
                        repeat_jvp, repeat_jvp_times, repeat_vjp, repeat_vjp_times, restore_item, saved_item,
                        sorted_jvp, sorted_vjp, union_jvp, union_vjp)
 from .accumulate import add, finalize, tangent_list, zeros_like
-from .broadcasting import (as_cotangent, as_tangent, broadcast_like, cast_vjp, discrete_result, reshape_like,
-                           unbroadcast, where_count)
+from .broadcasting import (as_cotangent, as_tangent, broadcast_like, broadcast_shapes, cast_vjp, discrete_result,
+                           reshape_like, shape_stand_in, size_of, unbroadcast, where_count)
 from .elementwise import clip_mask, log_or_zero, pick_weight, power_slope
 from .reductions import (count, cumsum_vjp, diff_vjp, expand_reduced, extreme_jvp, extreme_vjp, prod_jvp,
                          prod_others_jvp, prod_vjp, sum_jvp, sum_vjp, var_jvp, var_vjp)

@@ -57,6 +57,35 @@ def unbroadcast(g, x):
 
 
 
+def broadcast_shapes(a, b):
+    """The shape two arrays of shapes a and b broadcast to (np.broadcast_shapes, quicker when equal)."""
+    return a if a == b else np.broadcast_shapes(a, b)
+
+
+
+_ZERO_BYTES = bytes(32)
+_STAND_IN_FROM = 256      # entries: a smaller array is kept as it is (its reference costs less time)
+
+
+def shape_stand_in(x):
+    """What the tape keeps of an array the adjoint reads only for its type, dtype and shape: an
+    array of them that holds no memory (read-only, every entry the one zero of a shared buffer);
+    a small array, and anything else, as it is."""
+    if type(x) is np.ndarray and x.size >= _STAND_IN_FROM and x.dtype.kind in "biufc" and x.itemsize <= 32:
+        return np.ndarray(x.shape, x.dtype, _ZERO_BYTES, 0, (0,) * x.ndim)
+    return x
+
+
+
+def size_of(shape):
+    """How many entries an array of this shape has (its `.size`)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+
 def broadcast_like(v, ans):
     """A tangent brought to the shape of its primal (the forward twin of unbroadcast)."""
     if _is_zero(v) or np.shape(v) == np.shape(ans):

@@ -24,7 +24,10 @@ The package, one module per idea; the Reverse class is composed of one mixin fro
   ownership.py  cotangent names, how contributions accumulate, and which cotangent arrays are
                 owned (`Own`: updated in place) where the kinds are known
   plain.py      plain NumPy where the kinds pass is sure (an int index, a full sum's adjoint, no
-                unbroadcast where shapes agree)
+                unbroadcast where shapes agree, a dense product's adjoint as `x.T @ g`)
+  shapes.py     values read only for their shape: read from a kept value of the same kind or
+                written from the shape's token, taped as a stand-in that holds no memory; a full
+                sum's or mean's cotangent as its one number where that gives the same values
 """
 from .driver import Reverse
 from .ownership import Own

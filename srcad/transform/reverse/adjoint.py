@@ -76,6 +76,7 @@ class AdjointStatements:
                     code.append(assign(ans, N(v)))
                 live.discard(b)
                 self.own.pop(b, None)
+                self.filled.pop(b, None)
                 if overwrites:
                     code.append(self.marker("pop", v, st))
                 code += self.contributions(op, g, ans, live)
@@ -83,11 +84,13 @@ class AdjointStatements:
                 code += self.contributions(op, b, v, live)
                 live.discard(b)
                 self.own.pop(b, None)
+                self.filled.pop(b, None)
                 if overwrites:
                     code.append(self.marker("pop", v, st))
         else:
             live.discard(b)
             self.own.pop(b, None)
+            self.filled.pop(b, None)
             if overwrites:
                 code.append(self.marker("pop", v, st))
         return code
@@ -130,7 +133,10 @@ class AdjointStatements:
                                        func=self.parsed.text(op.rhs.func) if isinstance(op.rhs, ast.Call) else None)
             if isinstance(template, ast.Constant) and template.value == 0:
                 continue        # this argument only lends its shape
-            expr = self._known_reduction(op, p, g) or instantiate(template, mapping)
+            spread = self._known_reduction(op, p, g)
+            if spread is not None and self.bar(n) not in live:     # g spread over x's shape: its
+                code += self._bind_fill(spread, n)                  # number bound once, if not a name
+            expr = spread or self._known_matmul(op, p, g) or instantiate(template, mapping)
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
             # a constant never widens the shape, except an int in a product, which repeats a list (`xs * 2`)
             if op.rule.broadcast and not all(isinstance(a, ast.Constant) and not (
@@ -140,9 +146,13 @@ class AdjointStatements:
                     expr = ast.Call(ast.Attribute(N("np"), "sum", ast.Load()), [expr], [])
                 else:
                     expr = rt("unbroadcast", expr, N(n))     # a Python number never widens the shape
+            expr = self._shape_reads(self._with_fill(op, g, expr), op)
             fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
             item = self._number_item(op, n) if op.rule.key == "op:Subscript" else None
+            first = self.bar(n) not in live
             self.contribute(code, live, n, N(g) if item is not None else expr, fused, item)
+            if first and item is None and fused is None:
+                self._note_fill(n, g, spread, expr)
         return code
 
     def transposed_jvp(self, op, g, live, active):
@@ -239,10 +249,11 @@ class AdjointStatements:
                 self.contribute(code, live, v.id, rt("unbroadcast", N(part), N(v.id)))
             else:
                 if isinstance(v, ast.Name) and v.id in self.an.active:
-                    self.contribute(code, live, v.id, rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)),
-                                                         N(v.id)))
+                    self.contribute(code, live, v.id, self._shape_reads(
+                        rt("unbroadcast", rt("index_bar", N(b), ast_copy(idx)), N(v.id)), op))
                 code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
                 self.own.pop(b, None)
+        self.filled.pop(b, None)
         code.append(self.marker("restore", y, st))
         return code
 
@@ -256,5 +267,6 @@ class AdjointStatements:
                 self.contribute(code, live, v.id, rt("last", N(b)))
             code.append(assign(b, rt("drop_last", N(b))))
             self.own.pop(b, None)
+            self.filled.pop(b, None)
         code.append(self.marker("unappend", xs, st))
         return code

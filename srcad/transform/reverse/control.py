@@ -105,6 +105,7 @@ class AdjointControl:
         self.own = own
         if not body:
             return init
+        body = self._recompute_at_top(st, body)
         code = [comment(f"adjoint of L{st.user_line}: {self.parsed.line_text(st.user_line)}")] + init
         trips = self.trips.get(id(st))
         if trips and self._in_loop(st):

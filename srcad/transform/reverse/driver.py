@@ -16,10 +16,11 @@ from .control import AdjointControl
 from .ownership import Own, Ownership
 from .plain import Plain
 from .primal import PrimalSweep
+from .shapes import ShapeReads
 from .tape import Tape, _dedupe
 
 
-class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, Plain):
+class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, Plain, ShapeReads):
     """The reverse-mode pass: a normalized function -> its adjoint (see the package docstring, reverse/__init__.py).
 
     Input: a normalized function, its Analysis, the Namer of its normalization, the names
@@ -38,6 +39,13 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
         self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
         self.bar_of = {}        # cotangent name -> its primal's name
         self.own = {}           # cotangent name -> (Own, shape token)
+        self.filled = {}        # cotangent name -> (number expression, shape token): it holds that
+        #                         number everywhere in an array of that shape (reverse/shapes.py)
+        self.fill_names = set()     # the names those numbers are bound to
+        self.arrays = set()     # cotangent names sure to hold an ndarray (ownership.py's _known_array)
+        self._steady_memo = None    # see reverse/shapes.py's _steady
+        self.shape_taped = set()    # names taped as a stand-in of their shape (reverse/shapes.py)
+        self.recomputed = {}        # int/bool names a reversed loop recomputes, not tapes (tape.py)
         # owned cotangent arrays (updated in place) only where every differentiated value is a
         # known float64 number or array: no complex, float32, sparse or container cotangents
         self.buffers = kinds is not None and checkpoint is None and not row_sparse and all(
@@ -83,6 +91,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
     def run(self, name, return_value=False):
         fn = self.fn
         self._prepare_loops(fn.body)
+        self._find_recomputed(fn.body, set())
         ret = fn.body[-1].value if fn.body and isinstance(fn.body[-1], ast.Return) else ast.Constant(None)
         live = set()
         seed_code = []
@@ -95,7 +104,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
                 seed = rt("broadcast_like", seed, N(ret.id))
             seed_code.append(assign(b, seed))
             live.add(b)
-        adjoint = self._resolve_tape(self.adjoint_block(fn.body, live))
+        adjoint = self._resolve_tape(self._resolve_shapes(self.adjoint_block(fn.body, live)))
         primal = self.primal_block(fn.body, 0)
         uses_tape = self.tape in names_read(primal)
         inits = self._tape_inits()

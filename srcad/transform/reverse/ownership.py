@@ -42,9 +42,14 @@ class Ownership:
         b = self.bar(v)
         kind = self._buffer_kind(v)
         state = self._state(b, kind)
+        self.filled.pop(b, None)        # (a first contribution records it again: reverse/shapes.py)
+        if b not in live and not self._known_array(expr):
+            self.arrays.discard(b)
+        elif b not in live:
+            self.arrays.add(b)          # (an array stays one when added to)
         if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == Own.OWNED):
             if b not in live:       # a buffer of v's shape, owned by this cotangent
-                code.append(assign(b, _zeros_like(v)))
+                code.append(assign(b, _zeros_like(v, kind)))
                 code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())], value=expr))
                 live.add(b)
             else:
@@ -106,8 +111,15 @@ class Ownership:
         names one (an alias), None when it may be smaller (a number, the symbolic zero) or is not
         known."""
         if self._full(expr, kind.shape):
-            return (Own.OWNED if _fresh(expr) else Own.FULL, kind.shape)
+            return (Own.OWNED if _fresh(expr) and not self._widened(expr) else Own.FULL, kind.shape)
         return None
+
+    def _widened(self, e):
+        """Is e an rt.unbroadcast whose cotangent may be smaller than the result (then what it gives
+        back may be a read-only broadcast view: an array of the shape, not one to update in place)?"""
+        res = self.kinds.result(self.current) if self.current is not None else None
+        return _is_rt_call(e, "unbroadcast") and (res is None or res.shape is None or
+                                                  not self._full(e.args[0], res.shape))
 
     def _shape_of(self, e):
         """The shape token of an expression's value in the adjoint of the current statement, or
@@ -115,9 +127,12 @@ class Ownership:
         if isinstance(e, ast.Constant) and type(e.value) in (int, float):
             return ()
         if isinstance(e, ast.Name):
+            if e.id in self.fill_names:     # a filled cotangent's number (reverse/shapes.py)
+                return ()
             v = self.bar_of.get(e.id)
             if v is not None:       # a cotangent: its primal's shape only when known materialised
-                return () if self._kind_here(v).rank0 else None
+                steady = self._steady().get(v)      # (a number's cotangent is one: the seed or a zero)
+                return () if self._kind_here(v).rank0 or steady is not None and steady.rank0 else None
             k = self._kind_here(e.id)
             return k.shape if k.dense else None
         return None
@@ -132,6 +147,8 @@ class Ownership:
 
     def _full(self, e, shape):
         """Is e's value an array of exactly `shape` (not a smaller stand-in)?"""
+        if getattr(e, "srcad_shape", None) is not None:     # a product's adjoint (plain.py)
+            return e.srcad_shape == shape
         if isinstance(e, ast.Name):
             v = self.bar_of.get(e.id)
             if v is not None:
@@ -145,10 +162,12 @@ class Ownership:
                     return True
             return False
         if _is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
-            # summed down to the operand's shape from a full array of the result's shape
+            # summed down to the operand's shape from a full array of the result's shape, or from
+            # any array (a smaller one broadcast: see _widened)
             res = self.kinds.result(self.current)
-            return res.shape is not None and self._shape_of(e.args[1]) == shape and \
-                self.bar_of.get(e.args[1].id) is None and self._full(e.args[0], res.shape)
+            return self._shape_of(e.args[1]) == shape and self.bar_of.get(e.args[1].id) is None and (
+                res.shape is not None and self._full(e.args[0], res.shape) or
+                self._known_array(e.args[0]) and self._kind_here(e.args[1].id).cat == "array")
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             return self._full(e.operand, shape)
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
@@ -158,6 +177,26 @@ class Ownership:
                 return self._full(e.args[0], shape)
             if _kind_of(f) == "same" and isinstance(e.args[0], ast.Name):     # np.full_like(x, v): x's shape
                 return self.bar_of.get(e.args[0].id) is None and self._shape_of(e.args[0]) == shape
+        return False
+
+    def _known_array(self, e):
+        """Is e's value sure to be an ndarray (never a number such as the symbolic zero)? Arithmetic
+        with a known array, NumPy calls on one, rt.unbroadcast of one, a cotangent known one."""
+        if isinstance(e, ast.Name):
+            if e.id in self.bar_of:
+                return e.id in self.arrays or e.id in self.own
+            return self.kinds is not None and self.current is not None and self._kind_here(e.id).cat == "array"
+        if isinstance(e, ast.Attribute) and e.attr == "T":
+            return self._known_array(e.value)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult)):
+            return self._known_array(e.left) or self._known_array(e.right)
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return self._known_array(e.operand)
+        if _is_rt_call(e, "unbroadcast") and len(e.args) == 2:
+            return self._known_array(e.args[0]) and self._known_array(e.args[1])
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
+                and e.func.value.id == "np" and isinstance(getattr(np, e.func.attr, None), np.ufunc):
+            return any(self._known_array(a) for a in e.args)
         return False
 
     def _operand_within(self, e, shape):
@@ -183,11 +222,13 @@ class Ownership:
         """`b = 0.0`, the symbolic zero; for the cotangent of a known float array (at the point
         `where` of the compound statement st), an owned array of zeros instead."""
         v = self.bar_of.get(b)
+        self.filled.pop(b, None)
         kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
         if kind is not None:
             self.own[b] = (Own.OWNED, kind.shape)
-            return assign(b, _zeros_like(v))
+            return assign(b, _zeros_like(v, kind))
         self.own.pop(b, None)
+        self.arrays.discard(b)
         return assign(b, ast.Constant(0.0))
 
 
@@ -213,5 +254,8 @@ def _meet(a, b):
             if k in b and b[k][1] == v[1]}
 
 
-def _zeros_like(v):
-    return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [N(v)], [])
+def _zeros_like(v, kind):
+    """np.zeros_like(v), v read only for its kind (reverse/shapes.py may read another value of it)."""
+    like = N(v)
+    like.srcad_kind = kind
+    return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [like], [])

@@ -94,6 +94,36 @@ class Plain:
             fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(like), "size", ast.Load()))
         return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(like), fill], [])
 
+    def _known_matmul(self, op, p, g):
+        """The adjoint of x @ y for known dense float arrays of 2 and 1 or 2 axes, with a cotangent
+        known to be an array of the product's shape, as plain NumPy: `x.T @ g`, `g @ y.T`, `y @ g`
+        (what rt.matmul_vjp_x / _y compute there, without their checks for sparse and zero)."""
+        if self.kinds is None or p not in ("x", "y") or set(op.bound) != {"x", "y"} or \
+                not (op.rule.key == "op:MatMult" or _kind_of(op.rule.key) == "matmul"):
+            return None
+        x, y = op.bound["x"], op.bound["y"]
+        if not (isinstance(x, ast.Name) and isinstance(y, ast.Name)):
+            return None
+        kx, ky, res = (self.kinds.before(op.node, x.id), self.kinds.before(op.node, y.id), self.kinds.result(op.node))
+        if not all(k.cat == "array" and k.dtype == "d" for k in (kx, ky)) or res.shape is None:
+            return None
+        # g sure to be an array (never the symbolic zero; its shape is the product's, as the
+        # runtime helpers take it to be)
+        if self.own.get(g, (None, None))[1] != res.shape and g not in self.arrays:
+            return None
+        t = lambda n: ast.Attribute(N(n.id), "T", ast.Load())      # noqa: E731
+        mm = lambda a, b: ast.BinOp(a, ast.MatMult(), b)            # noqa: E731
+        if p == "y" and kx.ndim == 2 and ky.ndim in (1, 2):
+            out = mm(t(x), N(g))
+        elif p == "x" and kx.ndim == 2 and ky.ndim == 2:
+            out = mm(N(g), t(y))
+        elif p == "x" and kx.ndim == 1 and ky.ndim == 2:
+            out = mm(N(y.id), N(g))
+        else:
+            return None
+        out.srcad_shape = (kx if p == "x" else ky).shape     # a new array of the operand's shape
+        return out
+
     def _shape_source(self, st, name, kind):
         """A name that lends `name`'s shape and dtype to the adjoint of st: a parameter that is
         never assigned and has the same kind there (nothing to tape for it), else name itself."""

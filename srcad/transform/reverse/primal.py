@@ -27,7 +27,7 @@ class PrimalSweep:
                 continue
             if self._kept("pop", st):
                 v = st.targets[0].id if isinstance(st, ast.Assign) else st.target.id
-                out.append(_push(self.tape, N(v)))
+                out.append(_push(self.tape, rt("shape_stand_in", N(v)) if v in self.shape_taped else N(v)))
             if self._kept("restore", st):
                 t = st.targets[0]
                 if t.value.id in self.dict_names:     # the key may be new: rt.saved_item says so

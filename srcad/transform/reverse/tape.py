@@ -44,6 +44,45 @@ class Tape:
                 self._collect_sites(st.body, depth if depth >= 1 else 0.5)
                 self._collect_sites(st.orelse, depth if depth >= 1 else 0.5)
 
+    def _find_recomputed(self, stmts, outside):
+        """Names a loop body assigns once from its loop variable, constants and such names by
+        Python int or bool arithmetic (`j = i + 1`, `k = j % 3`): the reversed loop recomputes
+        them at the top of each step instead of taping them. Each is assigned only there, directly
+        in the body of a `for` loop (which its adjoint rebinds to the same values), before any read
+        of it in the body, and read nowhere outside the body. Fills `self.recomputed`:
+        name -> (statement, id(loop))."""
+        for st in stmts:
+            if isinstance(st, ast.For) and isinstance(st.target, ast.Name) and self.kinds is not None \
+                    and self.checkpoint is None and len(self.sites[st.target.id]) == 1:
+                # (the loop variable assigned nowhere else: the reversed loop gives back its values)
+                known = {st.target.id}
+                elsewhere = outside | names_read([s for s in stmts if s is not st]) | names_read([st.iter])
+                for k, inner in enumerate(st.body):
+                    if not (isinstance(inner, ast.Assign) and isinstance(inner.targets[0], ast.Name)):
+                        continue
+                    v, val = inner.targets[0].id, inner.value
+                    kind = self.kinds.result(inner)
+                    if isinstance(val, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)) and \
+                            kind.cat == "py" and kind.dtype in ("l", "?") and \
+                            all(isinstance(n, (ast.Name, ast.Constant)) or not isinstance(n, ast.expr) or
+                                isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp))
+                                for n in ast.walk(val)) and \
+                            names_read([val]) <= known and len(self.sites[v]) == 1 and \
+                            v not in elsewhere and v not in names_read(st.body[:k]):
+                        self.recomputed[v] = (inner, id(st))
+                        known.add(v)
+            for field_ in ("body", "orelse"):
+                block = getattr(st, field_, None)
+                if block and isinstance(block, list):
+                    rest = names_read([s for s in stmts if s is not st])
+                    self._find_recomputed(block, outside | rest)
+
+    def _recompute_at_top(self, loop, body):
+        """The recomputed names of this loop, assigned again at the top of its adjoint's step."""
+        mine = [st for st, lid in self.recomputed.values() if lid == id(loop)]
+        order = {id(s): k for k, s in enumerate(loop.body)}
+        return [ast_copy(st) for st in sorted(mine, key=lambda s: order[id(s)])] + body
+
     def _overwrites(self, st, v):
         """Does this assignment (possibly) replace a value of v that an earlier statement read?"""
         sites = self.sites[v]
@@ -71,7 +110,8 @@ class Tape:
         needed = names_read(adjoint) | self.ckpt_reads
         while True:
             self.kept = {m.key for m in self.markers.values()
-                         if m.var in needed or m.kind != "pop" and m.var in self.an.active}
+                         if (m.var in needed and m.var not in self.recomputed) or
+                         m.kind != "pop" and m.var in self.an.active}
             resolved = self._resolve_markers(ast_copy(adjoint))
             now = names_read(resolved) | self.ckpt_reads
             if now == needed:
