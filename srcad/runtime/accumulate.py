@@ -48,11 +48,19 @@ def add(a, b):
         return b
     if _is_zero(b):
         return a
-    if type(a) in _SCALARS and type(b) in _SCALARS:
+    ta, tb = type(a), type(b)
+    if ta in _SCALARS and tb in _SCALARS:
         return a + b
-    if type(b) is np.ndarray and _sole(a, refs) and b.dtype == a.dtype and b.shape == a.shape:
-        a += b
-        return a
+    if ta is np.ndarray and (tb is np.ndarray or tb is float or tb is np.float64):
+        # the common case first: two dense arrays, or an array and a float (in place when a is
+        # the caller's alone and the sum keeps a's dtype and shape)
+        if _sole(a, refs) and (b.dtype == a.dtype and b.shape == a.shape if tb is np.ndarray else
+                               a.dtype.kind == "f" and (tb is float or a.dtype == np.float64)):
+            a += b
+            return a
+        return a + b
+    if tb is np.ndarray and (ta is float or ta is np.float64):
+        return a + b
     if _sole(a, refs) and isinstance(b, (np.ndarray, np.generic, float)) and \
             np.result_type(a, b) == a.dtype and np.broadcast_shapes(np.shape(b), a.shape) == a.shape:
         a += b
