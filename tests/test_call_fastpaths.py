@@ -95,3 +95,15 @@ def test_jacobian_of_a_rotation_built_from_scalars():
     t = np.array([0.4, -0.3, 1.7])
     J = srcad.jacobian(rotation_of_scalars)(t)
     np.testing.assert_allclose(J, fd_jac(rotation_of_scalars, t), rtol=1e-7, atol=1e-9)
+
+
+def test_plain_signature_is_the_signature_of_plain_arguments():
+    from srcad.inputs import plain, plain_signature
+    from srcad.transform.kinds import signature
+    kinds = [np.ones(2), np.ones((2, 3), np.float32), 1.5, np.float64(2.0), np.float32(1.0), np.float16(1.0),
+             None, "s", np.ones(2, int), 3, True, np.ones(2, complex), [1.0], (1.0,), {"a": 1.0},
+             np.int64(2), np.ones((), np.float64)]
+    for a in kinds:
+        for args in [(a,), (np.ones(3), a), (a, 2.0, None)]:
+            want = signature(args, {}) if plain(args) else None
+            assert plain_signature(args) == want, args
