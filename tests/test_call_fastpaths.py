@@ -107,3 +107,18 @@ def test_plain_signature_is_the_signature_of_plain_arguments():
         for args in [(a,), (np.ones(3), a), (a, 2.0, None)]:
             want = signature(args, {}) if plain(args) else None
             assert plain_signature(args) == want, args
+
+
+def scatter_rows(t):
+    P = np.zeros((3, 2))
+    P[0] = t[:2]
+    P[1, 0] = t[2] * t[0]
+    P[2] = np.sin(t[1:3])
+    return (P @ np.array([1.0, -2.0])) * t[0]
+
+
+def test_tangent_of_writes_into_an_array():
+    t = np.array([0.4, -0.3, 1.7])
+    for mode in ("forward", "reverse"):
+        J = srcad.jacobian(scatter_rows, mode=mode)(t)
+        np.testing.assert_allclose(J, fd_jac(scatter_rows, t), rtol=1e-7, atol=1e-9)

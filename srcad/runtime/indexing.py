@@ -231,7 +231,8 @@ def set_at(y_dot, y, idx, v_dot):
         out = dict(y_dot)
     else:   # a writable copy of y_dot in y's shape (np.broadcast_to/astype: also for a batch of tangents)
         dtype = object if y_dot.dtype == object else _float_dtype(y)
-        out = np.broadcast_to(y_dot, np.shape(y)).astype(dtype)
+        shape = np.shape(y)
+        out = y_dot.astype(dtype) if y_dot.shape == shape else np.broadcast_to(y_dot, shape).astype(dtype)
     if isinstance(out, np.ndarray) and not _is_zero(v_dot) and not _plain(v_dot) and not _is_seq(v_dot):
         if hasattr(v_dot, "shape"):     # a batch of tangents: y's tangent takes that kind
             out = _zeros_of_kind(v_dot, np.shape(y), out.dtype) + out
