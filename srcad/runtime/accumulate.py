@@ -44,18 +44,22 @@ def add(a, b):
     """a + b for derivatives: zeros, arrays, lists of derivatives, RowSparse, scipy sparse.
     An array that only the caller's variable holds is updated in place (no new allocation)."""
     refs = sys.getrefcount(a)       # first, before anything else refers to a
+    ta, tb = type(a), type(b)
+    if ta is np.ndarray and tb is np.ndarray:
+        # the common case first (an array is never the symbolic zero): in place when a is the
+        # caller's alone and b has its dtype and shape
+        if _sole(a, refs) and b.dtype == a.dtype and b.shape == a.shape:
+            a += b
+            return a
+        return a + b
     if _is_zero(a):
         return b
     if _is_zero(b):
         return a
-    ta, tb = type(a), type(b)
     if ta in _SCALARS and tb in _SCALARS:
         return a + b
-    if ta is np.ndarray and (tb is np.ndarray or tb is float or tb is np.float64):
-        # the common case first: two dense arrays, or an array and a float (in place when a is
-        # the caller's alone and the sum keeps a's dtype and shape)
-        if _sole(a, refs) and (b.dtype == a.dtype and b.shape == a.shape if tb is np.ndarray else
-                               a.dtype.kind == "f" and (tb is float or a.dtype == np.float64)):
+    if ta is np.ndarray and (tb is float or tb is np.float64):     # (in place: the sum keeps a's dtype)
+        if _sole(a, refs) and a.dtype.kind == "f" and (tb is float or a.dtype == np.float64):
             a += b
             return a
         return a + b
