@@ -97,6 +97,16 @@ class Batched:
             return NotImplemented
         if ufunc is np.matmul:
             return _matmul(*inputs)
+        if len(inputs) == 2:        # the common case first: a binary ufunc with one batch
+            a, b = inputs
+            if type(a) is Batched and type(b) is not Batched:
+                if (b.ndim if type(b) is np.ndarray else np.ndim(b)) <= a.data.ndim - 1:
+                    return Batched(ufunc(a.data, b, **kwargs))
+            elif type(b) is Batched and type(a) is not Batched:
+                if (a.ndim if type(a) is np.ndarray else np.ndim(a)) <= b.data.ndim - 1:
+                    return Batched(ufunc(a, b.data, **kwargs))
+        elif len(inputs) == 1:
+            return Batched(ufunc(self.data, **kwargs))
         nd = max(np.ndim(x) if not isinstance(x, Batched) else x.ndim for x in inputs)
         args = [_lift(x, nd) if isinstance(x, Batched) else x for x in inputs]
         return Batched(ufunc(*args, **kwargs))
@@ -351,15 +361,29 @@ def batch_size_nested(parts):
     return None
 
 
-def batched_array(parts, B, dtype):
-    """The tangent of np.array(nested list) when some items are batches: one Batched whose data is
-    the items' data (each plain item, zero or direction-independent, repeated over the batch)
-    stacked along the logical axes, as np.array stacks the items."""
-    def full(p):
-        if isinstance(p, Batched):
-            return p.data
-        if isinstance(p, (list, tuple)):
-            return np.stack([full(q) for q in p], axis=1)
-        p = np.asarray(p, dtype=dtype)
-        return np.broadcast_to(p, (B,) + p.shape)
-    return Batched(np.asarray(full(parts), dtype=dtype))
+_ZEROS = (float, int, np.float64, np.float32, np.float16)   # the types a symbolic zero tangent has
+
+
+def batched_array(parts, B, dtype, shape):
+    """The tangent of np.array(nested list) of the given shape when some items are batches: one
+    Batched of data (B,) + shape, zeros where an item's tangent is zero, each batch's data and each
+    plain (direction-independent) item written in its place, as np.array stacks the items. An
+    item whose shape is not its place's raises ValueError (the caller's fallback)."""
+    out = np.zeros((B,) + tuple(shape), dtype)
+
+    def fill(p, idx):
+        if type(p) is Batched or isinstance(p, Batched):
+            if p.data.shape != (B,) + out.shape[1 + len(idx):]:
+                raise ValueError("an item of a batched np.array tangent does not have its place's shape")
+            out[(slice(None),) + idx] = p.data
+        elif isinstance(p, (list, tuple)):
+            if len(idx) >= len(shape) or len(p) != shape[len(idx)]:
+                raise ValueError("a batched np.array tangent's list does not have the array's shape")
+            for i, q in enumerate(p):
+                fill(q, idx + (i,))
+        elif p is not None and not (type(p) in _ZEROS and p == 0):   # (a symbolic zero: any shape)
+            if np.shape(p) != out.shape[1 + len(idx):]:
+                raise ValueError("an item of a batched np.array tangent does not have its place's shape")
+            out[(slice(None),) + idx] = p
+    fill(parts, ())
+    return Batched(out)

@@ -137,6 +137,31 @@ def plain(args, kwargs=None):
     return True
 
 
+_PLAIN_NP_SCALARS = frozenset({np.float64, np.float32, np.float16})
+
+
+def plain_signature(args):
+    """transform/kinds.py's signature(args) of a call without keywords whose arguments are all
+    plain (`plain` above), else None: both worked out in one pass (the keys written as
+    kinds.signature writes them; tests/test_call_fastpaths.py compares the two)."""
+    keys = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            if a.dtype.kind != "f":
+                return None
+            keys.append((a.dtype.char, a.ndim))
+        elif t is float:
+            keys.append("float")
+        elif t in _PLAIN_NP_SCALARS:
+            keys.append(("scalar", a.dtype.char))
+        elif t is str or a is None:
+            keys.append("other")
+        else:
+            return None
+    return (tuple(keys), ())
+
+
 def _names(f):
     try:
         import inspect

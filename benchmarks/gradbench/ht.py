@@ -119,7 +119,66 @@ def autograd_derivative():
 
 
 def torch_derivative():
-    return None
+    """PyTorch eager: the same model written with torch ops, the Jacobian by
+    torch.autograd.functional.jacobian (reverse mode, vectorize=True: one batched backward)."""
+    torch = torch_module()
+    if torch is None:
+        return None
+
+    def euler(a):
+        tx, ty, tz = a[0], a[2], a[1]
+        one, zero = torch.ones(()), torch.zeros(())
+        Rx = torch.stack([torch.stack([one, zero, zero]), torch.stack([zero, torch.cos(tx), -torch.sin(tx)]),
+                          torch.stack([zero, torch.sin(tx), torch.cos(tx)])])
+        Ry = torch.stack([torch.stack([torch.cos(ty), zero, torch.sin(ty)]), torch.stack([zero, one, zero]),
+                          torch.stack([-torch.sin(ty), zero, torch.cos(ty)])])
+        Rz = torch.stack([torch.stack([torch.cos(tz), -torch.sin(tz), zero]),
+                          torch.stack([torch.sin(tz), torch.cos(tz), zero]), torch.stack([zero, zero, one])])
+        return Rz @ Ry @ Rx
+
+    def angle_axis(aa):
+        n = torch.sqrt(torch.sum(aa * aa))
+        if n < 1e-4:
+            return torch.eye(3)
+        x, y, z = aa[0] / n, aa[1] / n, aa[2] / n
+        s, c = torch.sin(n), torch.cos(n)
+        return torch.stack([torch.stack([x * x + (1 - x * x) * c, x * y * (1 - c) - z * s, x * z * (1 - c) + y * s]),
+                            torch.stack([x * y * (1 - c) + z * s, y * y + (1 - y * y) * c, y * z * (1 - c) - x * s]),
+                            torch.stack([x * z * (1 - c) - y * s, z * y * (1 - c) + x * s, z * z + (1 - z * z) * c])])
+
+    def d(theta, base_relatives, inverse_base_absolutes, base_positions, weights, correspondences, points):
+        br, iba = torch.from_numpy(base_relatives), torch.from_numpy(inverse_base_absolutes)
+        bp, w, pts = torch.from_numpy(base_positions), torch.from_numpy(weights), torch.from_numpy(points)
+        corr = torch.from_numpy(correspondences)
+        last = torch.tensor([[0.0, 0.0, 0.0, 1.0]])
+
+        def f(th):
+            pose = torch.zeros((N_BONES + 3, 3))
+            pose[0] = th[0:3]
+            pose[1] = torch.ones(3)
+            pose[2] = th[3:6]
+            i_theta, i_pose = 6, 5
+            for finger in range(5):
+                for joint in range(3):
+                    pose[i_pose, 0] = th[i_theta]
+                    i_theta += 1
+                    if joint == 0:
+                        pose[i_pose, 1] = th[i_theta]
+                        i_theta += 1
+                    i_pose += 1
+                i_pose += 1
+            absolutes = []
+            for i in range(N_BONES):
+                T = torch.cat([torch.cat([euler(pose[i + 3]), torch.zeros((3, 1))], dim=1), last])
+                relative = br[i] @ T
+                absolutes.append(relative if PARENTS[i] < 0 else absolutes[PARENTS[i]] @ relative)
+            moved = (torch.stack(absolutes) @ iba) @ bp
+            positions = torch.sum(moved[:, :3, :] * w[:, None, :], dim=0)
+            R = angle_axis(pose[0]) * pose[1][None, :]
+            vertices = R @ positions + pose[2][:, None]
+            return (pts - vertices[:, corr]).reshape(-1)
+        return torch.autograd.functional.jacobian(f, torch.from_numpy(theta), vectorize=True).numpy()
+    return d
 
 
 def fd_check(args, J):

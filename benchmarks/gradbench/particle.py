@@ -15,7 +15,7 @@ import numpy as np
 
 import srcad
 from benchmarks.gradbench import solver
-from benchmarks.gradbench.common import anp, autograd, fd_directional
+from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
 from benchmarks.gradbench.saddle import GRADS
 
 SIZES = {"tiny": "rr", "quick": ["rr"], "full": ["rr", "fr"]}
@@ -108,7 +108,41 @@ def autograd_derivative():
 
 
 def torch_derivative():
-    return None
+    """PyTorch eager, outer reverse over inner reverse (create_graph=True); the fr variant (forward
+    outer) is not written for PyTorch and raises."""
+    torch = torch_module()
+    if torch is None:
+        return None
+
+    def neg_pot(x, c1, c2):
+        d1 = x - c1
+        d2 = x - c2
+        return -(1.0 / torch.sqrt(torch.sum(d1 * d1)) + 1.0 / torch.sqrt(torch.sum(d2 * d2)))
+
+    def cost(w):
+        c1 = torch.tensor([10.0, 10.0]) - w[0] * torch.tensor([0.0, 1.0])
+        c2 = torch.tensor([10.0, 0.0])
+        dt = 0.1
+        x = torch.tensor([0.0, 8.0], requires_grad=True)
+        xdot = torch.tensor([0.75, 0.0])
+        while True:
+            xddot = torch.autograd.grad(neg_pot(x, c1, c2), x, create_graph=True)[0]
+            x_new = x + dt * xdot
+            if x_new[1] > 0.0:
+                x = x_new
+                xdot = xdot + dt * xddot
+            else:
+                dt_f = -x[1] / xdot[1]
+                x_f = x + dt_f * xdot
+                return x_f[0] * x_f[0]
+
+    def d(w0, variant):
+        if variant[0] != "r":
+            raise NotImplementedError("only the outer reverse variant is written for PyTorch")
+        w = torch.from_numpy(w0).clone().requires_grad_()
+        cost(w).backward()
+        return w.grad.numpy()
+    return d
 
 
 def fd_check(args, g):

@@ -18,7 +18,7 @@ import numpy as np
 
 import srcad
 from benchmarks.gradbench import solver
-from benchmarks.gradbench.common import autograd, fd_directional
+from benchmarks.gradbench.common import autograd, fd_directional, torch_module
 
 SIZES = {"tiny": "rr", "quick": ["rr", "fr"], "full": ["rr", "fr"]}
 
@@ -127,8 +127,58 @@ def autograd_derivative():
     return d
 
 
+def torch_inner_argmax(torch, p1, start, d_neg):
+    """inner_argmax in PyTorch: the inner descent with d_neg(x, p1) a differentiable gradient."""
+    x = start
+    eta = 1e-5
+    fx = -torch_objective(p1, x)
+    gx = d_neg(x, p1)
+    i = 0
+    while True:
+        if torch.sqrt(torch.sum(gx * gx)) <= 1e-5:
+            return x
+        if i == 10:
+            eta = 2.0 * eta
+            i = 0
+            continue
+        x_new = x - eta * gx
+        if torch.sqrt(torch.sum((x - x_new) * (x - x_new))) <= 1e-5:
+            return x
+        fx_new = -torch_objective(p1, x_new)
+        if fx_new < fx:
+            x = x_new
+            fx = fx_new
+            gx = d_neg(x_new, p1)
+            i = i + 1
+        else:
+            eta = 0.5 * eta
+            i = 0
+
+
+def torch_objective(p1, p2):
+    return (p1[0] * p1[0] + p1[1] * p1[1]) - (p2[0] * p2[0] + p2[1] * p2[1])
+
+
 def torch_derivative():
-    return None
+    """PyTorch eager, outer reverse over inner reverse (create_graph=True); the fr variant (forward
+    outer) is not written for PyTorch and raises."""
+    torch = torch_module()
+    if torch is None:
+        return None
+
+    def d_neg(x, p1):
+        if not x.requires_grad:
+            x = x.clone().requires_grad_()
+        return torch.autograd.grad(-torch_objective(p1, x), x, create_graph=True)[0]
+
+    def d(start, variant):
+        if variant[0] != "r":
+            raise NotImplementedError("only the outer reverse variant is written for PyTorch")
+        p1 = torch.from_numpy(start).clone().requires_grad_()
+        s = torch.from_numpy(start)
+        torch_objective(p1, torch_inner_argmax(torch, p1, s, d_neg)).backward()
+        return p1.grad.numpy()
+    return d
 
 
 def fd_check(args, g):

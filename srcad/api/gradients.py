@@ -7,6 +7,7 @@ from .. import cache
 from .. import runtime as rt
 from ..composition import derived, derived_of
 from ..inputs import cache_variant, check_args, check_coo_kept, plain, unsorted_coo
+from ..inputs import plain_signature as _plain_signature
 from ..runtime.checks import check_scalar
 from ..transform.kinds import signature as _signature
 from .passing import _as_passed, _bind_front, _composed, _shift
@@ -103,10 +104,12 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, comp
     held = [(None, None, None)]       # (module, its main function, {its seed parameter: seed})
 
     def call(args, kwargs):
-        simple = plain(args, kwargs)
+        sig = None if kwargs else _plain_signature(args)      # plain arguments: one pass for both
+        simple = sig is not None or plain(args, kwargs)
         if not simple:
             check_args(f, args, kwargs, wrt)     # real inputs, supported sparse formats
-        sig = _signature(args, kwargs)
+        if sig is None:
+            sig = _signature(args, kwargs)
         mod = handle.module(sig)     # the code for arguments of these kinds
         known, fn, seed_kw = held[0]
         if known is not mod:

@@ -44,15 +44,27 @@ def add(a, b):
     """a + b for derivatives: zeros, arrays, lists of derivatives, RowSparse, scipy sparse.
     An array that only the caller's variable holds is updated in place (no new allocation)."""
     refs = sys.getrefcount(a)       # first, before anything else refers to a
+    ta, tb = type(a), type(b)
+    if ta is np.ndarray and tb is np.ndarray:
+        # the common case first (an array is never the symbolic zero): in place when a is the
+        # caller's alone and b has its dtype and shape
+        if _sole(a, refs) and b.dtype == a.dtype and b.shape == a.shape:
+            a += b
+            return a
+        return a + b
     if _is_zero(a):
         return b
     if _is_zero(b):
         return a
-    if type(a) in _SCALARS and type(b) in _SCALARS:
+    if ta in _SCALARS and tb in _SCALARS:
         return a + b
-    if type(b) is np.ndarray and _sole(a, refs) and b.dtype == a.dtype and b.shape == a.shape:
-        a += b
-        return a
+    if ta is np.ndarray and (tb is float or tb is np.float64):     # (in place: the sum keeps a's dtype)
+        if _sole(a, refs) and a.dtype.kind == "f" and (tb is float or a.dtype == np.float64):
+            a += b
+            return a
+        return a + b
+    if tb is np.ndarray and (ta is float or ta is np.float64):
+        return a + b
     if _sole(a, refs) and isinstance(b, (np.ndarray, np.generic, float)) and \
             np.result_type(a, b) == a.dtype and np.broadcast_shapes(np.shape(b), a.shape) == a.shape:
         a += b

@@ -155,11 +155,11 @@ def as_tangent(x_dot, ans):
     if sp.issparse(ans):
         return sparse_cast_jvp(x_dot, ans)
     if _is_seq(x_dot):
-        parts = tangent_list(x_dot, list(np.asarray(ans)))
         from ..batching import batch_size_nested, batched_array
-        B = batch_size_nested(parts)
+        B = batch_size_nested(x_dot)
         if B is not None:           # many tangent directions at once (srcad.batching): one batch
-            return batched_array(parts, B, _float_dtype(ans))
+            return batched_array(x_dot, B, _float_dtype(ans), np.shape(ans))
+        parts = tangent_list(x_dot, list(np.asarray(ans)))
         return np.asarray(parts, dtype=object if any(np.asarray(p).dtype == object for p in parts)
                           else _float_dtype(ans))
     if np.asarray(x_dot).dtype == object:

@@ -41,6 +41,11 @@ def getitem(x, idx):
 
 def index_vjp(g, x, idx):
     """Cotangent of x from that of x[idx]: repeated indices add up; a row gather stays RowSparse."""
+    if type(idx) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and \
+            (type(g) is np.float64 or type(g) is float) and g != 0:
+        out = np.zeros(x.shape)        # the common case first: one entry of a float64 array
+        out[idx] = g
+        return out
     if _is_zero(g):
         return g
     if sp.issparse(x):
@@ -69,6 +74,14 @@ def index_vjp(g, x, idx):
 
 def index_jvp(x_dot, x, idx):
     """Tangent of x[idx]."""
+    if type(x_dot) is np.ndarray and type(x) is np.ndarray and x_dot.shape == x.shape and \
+            (type(idx) is int or type(idx) is slice):
+        # the common case first: a tangent of x's own shape, read at an int or a slice (no copy;
+        # a view is made read-only, as the broadcast view below is)
+        out = x_dot[idx]
+        if type(out) is np.ndarray:
+            out.flags.writeable = False
+        return out
     if _is_zero(x_dot):
         return x_dot
     if sp.issparse(x):
@@ -219,7 +232,8 @@ def set_at(y_dot, y, idx, v_dot):
         out = dict(y_dot)
     else:   # a writable copy of y_dot in y's shape (np.broadcast_to/astype: also for a batch of tangents)
         dtype = object if y_dot.dtype == object else _float_dtype(y)
-        out = np.broadcast_to(y_dot, np.shape(y)).astype(dtype)
+        shape = np.shape(y)
+        out = y_dot.astype(dtype) if y_dot.shape == shape else np.broadcast_to(y_dot, shape).astype(dtype)
     if isinstance(out, np.ndarray) and not _is_zero(v_dot) and not _plain(v_dot) and not _is_seq(v_dot):
         if hasattr(v_dot, "shape"):     # a batch of tangents: y's tangent takes that kind
             out = _zeros_of_kind(v_dot, np.shape(y), out.dtype) + out

@@ -12,6 +12,8 @@ from .values import _KERNEL_FLOATS, _float_dtype, _is_zero, _plain
 
 def matmul(x, y):
     """x @ y, through srcad's compiled kernel when x is a scipy sparse matrix."""
+    if type(x) is np.ndarray and type(y) is np.ndarray:     # the common case first
+        return x @ y
     if sp.issparse(x):
         return sparse_matmul(x, y)
     if sp.issparse(y) and _plain(x):          # x @ A = (A.T @ x.T).T, through the transposed kernel
