@@ -156,8 +156,8 @@ NOT_RENDERED = {
         "reached only where Dask is not installed"),
     "srcad/runtime/sparse/pattern.py:check_pattern:srcad: a sparse operand": (
         "reached only by srcad's own sparse helpers handed a format the operators' checks reject first"),
-    "srcad/_kernels/__init__.py:_floats:": "not rendered here yet: the kernels' dtype check (input checks run first)",
-    "srcad/_kernels/__init__.py:_ints:": "not rendered here yet: the kernels' index dtype check",
+    "srcad/_kernels/args.py:_floats:": "not rendered here yet: the kernels' dtype check (input checks run first)",
+    "srcad/_kernels/args.py:_ints:": "not rendered here yet: the kernels' index dtype check",
     # paths that landed from other lanes at the end of the session, not rendered here yet
     "srcad/inputs.py:cache_variant:checkpoint must be None": "not rendered here yet (checkpointing landed last)",
     "srcad/api/emitting.py:emit:checkpoint=k applies to reverse": "not rendered here yet (checkpointing landed last)",

@@ -135,6 +135,17 @@ def test_purity_facts_read_by_the_cleanup_pass():
     assert not pure("np.sin(x, out=y)")
 
 
+def test_runtime_helpers_are_filed_by_the_name_generated_code_calls():
+    # HelperFacts reads `rt.<name>` through the names runtime_rules.py filed (the registry imports no
+    # runtime): each helper with an entry is found by its name, with the entry of the helper itself
+    consuming = registry.HelperFacts("consumes")
+    with_entry = {n for n, f in vars(rt).items() if callable(f) and not n.startswith("__") and facts(f) is not None}
+    assert len(with_entry) > 50
+    assert {n for n in with_entry if n in consuming} == {"add", "add_at", "zero_at"}
+    assert all((n in registry.HelperFacts("pure")) == bool(facts(getattr(rt, n)).pure) for n in with_entry)
+    assert "no_such_helper" not in consuming and None not in consuming
+
+
 def test_fusions_and_kinds_are_declared_on_their_entries():
     from srcad.transform.fuse import fusion
     from srcad.transform.kinds import _kind_fact

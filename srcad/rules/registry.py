@@ -211,16 +211,27 @@ def keys_with(fact, value=True):
 ANY = object()      # keys_with(fact, ANY): every key whose fact is set (truthy)
 
 
+_HELPERS = {}        # name -> runtime helper, as generated code calls it (`rt.<name>`): see file_helpers
+
+
+def file_helpers(namespace):
+    """File the runtime helpers by the names generated code calls them by (`rt.<name>`): each
+    callable of `namespace` (srcad.runtime, passed by rules/runtime_rules.py where it declares their
+    rules and facts; the registry imports no runtime). HelperFacts reads their entries by name."""
+    _HELPERS.update((name, obj) for name, obj in vars(namespace).items()
+                    if callable(obj) and not name.startswith("__"))
+
+
 class HelperFacts:
     """The names of the runtime helpers (`rt.<name>`) with one fact, as generated code names them:
-    `name in HelperFacts("consumes")` reads the entry of srcad.runtime.<name>."""
+    `name in HelperFacts("consumes")` reads the entry of the helper filed under that name
+    (file_helpers), when asked."""
 
     def __init__(self, fact, value=ANY):
         self.fact, self.value = fact, value
 
     def __contains__(self, name):
-        from .. import runtime
-        entry = facts(getattr(runtime, name, None)) if isinstance(name, str) else None
+        entry = facts(_HELPERS.get(name)) if isinstance(name, str) else None
         if entry is None:
             return False
         v = getattr(entry, self.fact)

@@ -9,7 +9,10 @@ import builtins
 import numpy as np
 
 from .. import runtime as rt
-from .registry import declare, defnondiff, defrule
+from .registry import declare, defnondiff, defrule, file_helpers
+
+# the helpers by the names generated code calls them by (`rt.add`): HelperFacts reads their facts by name
+file_helpers(rt)
 
 # ---- accumulation and shapes ---------------------------------------------------------------
 defrule(rt.add, "a, b", ("g", "g"), ("a_dot", "b_dot"), jvp_join=True)
