@@ -180,7 +180,7 @@ def test_emit_compile_shows_typed_pyx(env):
     text = srcad.emit(m.scalar, args=(0.7,), compile=True)
     assert text.startswith("# cython:")
     assert "def scalar_vjp(double x, scalar_bar=1.0):" in text
-    assert "cdef double prod_prod_y, prod_sin_y, prod_y, sin_y, y" in text
+    assert "cdef double scaled_sin_y, scaled_y, scaled_y_y, sin_y, y" in text
     assert "cdef Py_ssize_t i" in text
     assert "sin_y = libc.math.sin(y)" in text and "libc.math.cos(y)" in text
     assert "tape_d.push(y)" in text and "y = tape_d.pop()" in text
