@@ -20,7 +20,6 @@ class Namer:
 
     def __init__(self, taken: set[str]):
         self.taken = set(taken)
-        self.phrases: dict[str, str] = {}     # a temporary -> the phrase it was named by
 
     def fresh(self, base: str) -> str:
         base = re.sub(r"\W", "_", base).strip("_") or "t"
@@ -31,15 +30,14 @@ class Namer:
             k += 1
             cand = f"{base}_{k}"
         self.taken.add(cand)
-        self.phrases[cand] = base
         return cand
 
     def describe(self, rhs: ast.AST, hint: str) -> str:
         """A name for the value an operation holds, composed from its operands' names the way a
         person would spell it: Xw for X @ w, neg_Xw for -Xw, exp_neg_Xw, one_plus_e for 1.0 + e,
-        y_sq for y * y, twice_y for 2.0 * y, y_log_p for y * log_p. A temporary's operands are
-        read through the phrase they were named by (not a collision suffix); a phrase longer than
-        _LONG characters falls back to the operation and its shortest operand (prod_y)."""
+        y_sq for y * y, twice_y for 2.0 * y, y_log_p for y * log_p, x_0 for x[0], xs_i for xs[i].
+        A phrase longer than _LONG characters falls back to the operation and its shortest
+        operand (prod_y)."""
         phrase = self._phrase(rhs)
         if phrase is None or len(phrase) > _LONG:
             phrase = self._fallback(rhs, hint)
@@ -47,7 +45,7 @@ class Namer:
 
     def _operand(self, a) -> str | None:
         if isinstance(a, ast.Name):
-            return self.phrases.get(a.id, a.id)
+            return a.id
         if isinstance(a, ast.Constant) and type(a.value) in (int, float):
             return _CONSTANTS.get(a.value)
         if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) and isinstance(a.operand, ast.Constant):
@@ -95,7 +93,9 @@ class Namer:
             return f"{fname}_{arg}" if arg else fname
         if isinstance(rhs, ast.Subscript):
             a = op(rhs.value)
-            i = op(rhs.slice) if isinstance(rhs.slice, ast.Name) else None
+            sl = rhs.slice
+            i = sl.id if isinstance(sl, ast.Name) else str(sl.value) if isinstance(sl, ast.Constant) \
+                and type(sl.value) is int and sl.value >= 0 else None
             return f"{a}_{i}" if a and i else f"{a}_item" if a else None
         if isinstance(rhs, ast.Attribute):
             a = op(rhs.value)
