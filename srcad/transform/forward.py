@@ -148,7 +148,7 @@ class Forward:
                     continue
                 m = dict(m)
                 m[p + "_dot"] = N(self.dot(n))
-                pieces.append(instantiate(t, m))
+                pieces.append(instantiate(t, m, floats=(p + "_dot",)))
             if not pieces:
                 tangent = rt("zeros_like", N(ans))
             else:

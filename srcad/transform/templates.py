@@ -6,13 +6,18 @@ from ..rules.registry import Rule
 from ..syntax import N, ast_copy
 
 
-def instantiate(template: ast.AST, mapping: dict[str, ast.AST]) -> ast.AST:
+def instantiate(template: ast.AST, mapping: dict[str, ast.AST], floats: tuple[str, ...] = ()) -> ast.AST:
     """A copy of `template` with every name in `mapping` replaced by (a copy of) its AST, and
-    arithmetic on constants folded (`x ** (2 - 1)` reads, and runs, as `x`)."""
+    arithmetic on constants folded (`x ** (2 - 1)` reads, and runs, as `x`). `floats`: the
+    parameters bound to a cotangent or tangent (a float or complex value, never an int), whose
+    product with the literal 1 is the value itself (`g * 1.0` reads `g`)."""
     class _Sub(ast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in mapping:
-                return ast_copy(mapping[node.id])
+                new = ast_copy(mapping[node.id])
+                if node.id in floats:
+                    new.srcad_float = True
+                return new
             return node
     return _Fold().visit(_Sub().visit(ast_copy(template)))
 
@@ -39,6 +44,11 @@ class _Fold(ast.NodeTransformer):
         if isinstance(node.op, ast.Pow) and isinstance(right, ast.Constant) and right.value == 1 \
                 and type(right.value) in num:
             return left
+        if isinstance(node.op, ast.Mult):
+            for one, other in ((right, left), (left, right)):
+                if isinstance(one, ast.Constant) and type(one.value) in num and one.value == 1 \
+                        and getattr(other, "srcad_float", False):
+                    return other
         return node
 
 

@@ -129,7 +129,7 @@ class AdjointStatements:
                                        func=self.parsed.text(op.rhs.func) if isinstance(op.rhs, ast.Call) else None)
             if isinstance(template, ast.Constant) and template.value == 0:
                 continue        # this argument only lends its shape
-            expr = self._known_reduction(op, p, g) or instantiate(template, mapping)
+            expr = self._known_reduction(op, p, g) or instantiate(template, mapping, floats=("g",))
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
             # a constant never widens the shape, except an int in a product, which repeats a list (`xs * 2`)
             if op.rule.broadcast and not all(isinstance(a, ast.Constant) and not (
