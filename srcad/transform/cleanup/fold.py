@@ -43,8 +43,19 @@ class Fold:
 
 
 def _negation(e):
-    """Is e `-x` for an x that is not a literal (a negative literal is folded as a number)?"""
+    """Is e `-x` for an x that is not a literal (a negative literal is folded as a number), or a
+    product or quotient whose leftmost factor is one (`-a * b / c`)?"""
+    while type(e) is ast.BinOp and type(e.op) in (ast.Mult, ast.Div):
+        e = e.left
     return type(e) is ast.UnaryOp and type(e.op) is ast.USub and type(e.operand) is not ast.Constant
+
+
+def _negated(e):
+    """e without its leading minus (e a `_negation`): -(-a * b / c) is a * b / c, exactly (IEEE
+    rounding is symmetric in sign)."""
+    if type(e) is ast.BinOp:
+        return ast.copy_location(ast.BinOp(_negated(e.left), e.op, e.right), e)
+    return e.operand
 
 
 def _foldable(e):
@@ -95,8 +106,8 @@ class _Folder(ast.NodeTransformer):
             return ast.Constant(_FOLD[type(node.op)](a.value, b.value))
         if type(node.op) in (ast.Add, ast.Sub) and _negation(b):
             op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
-            return ast.copy_location(ast.BinOp(a, op, b.operand), node)
-        if isinstance(node.op, ast.Add) and _negation(a):
+            return ast.copy_location(ast.BinOp(a, op, _negated(b)), node)
+        if isinstance(node.op, ast.Add) and _negation(a) and type(a) is ast.UnaryOp:
             return ast.copy_location(ast.BinOp(b, ast.Sub(), a.operand), node)
         return node
 
