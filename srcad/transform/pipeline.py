@@ -154,7 +154,8 @@ def derive(unit: Unit, func: types.FunctionType, wrt, *, name: str | None = None
     if unit.mode == "forward":
         name = name or unit.fresh(fn.name + "_jvp")
         unit.names.add(name)
-        fwd = Forward(fn, an, parsed, normalizer.namer, wrt_names, unit)
+        kinds = Kinds(fn, an, param_kinds(func, o.signature if top_level else None))   # callees: any arguments
+        fwd = Forward(fn, an, parsed, normalizer.namer, wrt_names, unit, kinds)
         # its tangent parameters, named before the body is (a recursive call passes them): `x_dot`, or
         # `x_dot_2` where the function already has an `x_dot` (forward mode over tangent code)
         unit.tangent_params[name] = {w: fwd.dot(w) for w in wrt_names}
