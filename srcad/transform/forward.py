@@ -172,6 +172,7 @@ class Forward:
             mapping["ans"] = N(ans)
             pieces = []
             dense = kind is not None and all_dense(op, kind)
+            covered = set()     # the operands whose shapes the pieces' sum has (`ans`: all of them)
             for key, n in active:
                 p, m = param_of(key, mapping)
                 t = op.rule.dense_jvp.get(p) if dense and p in op.rule.dense_jvp else op.rule.jvp.get(p)
@@ -179,6 +180,7 @@ class Forward:
                     self.fail(op, f"the argument `{p}` of `{self.parsed.text(op.rhs)}`", _callee_name(op.rhs))
                 if isinstance(t, ast.Constant) and t.value == 0:
                     continue
+                covered |= {p} | {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
                 m = dict(m)
                 m[p + "_dot"] = N(self.dot(n))
                 pieces.append(instantiate(t, m, floats=(p + "_dot",)))
@@ -191,8 +193,12 @@ class Forward:
                         else ast.BinOp(tangent, ast.Add(), piece)
                 others = [a for q, a in op.bound.items() if q in op.rule.jvp and not (
                     isinstance(a, ast.Name) and a.id in self.an.active)]
+                # an elementwise tangent that reads every operand (or the result) has the result's
+                # shape already: x_dot * y, -y_dot * ans / y; x_dot alone, of x + y, may not
+                spans = "ans" in covered or all(q in covered for q, a in op.bound.items()
+                                                if q in op.rule.jvp and not isinstance(a, ast.Constant))
                 if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others) \
-                        and not self._same_shape(op, [n for _, n in active]):
+                        and not spans and not self._same_shape(op, [n for _, n in active]):
                     tangent = rt("broadcast_like", tangent, N(ans))
         primal = primal_statement(op, kind)
         if not inplace:
