@@ -96,12 +96,8 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
     has templates, so an active value there (a loop index that carries a tangent elsewhere:
     activity is flow-insensitive) contributes nothing. Any other parameter without a template
     raises MissingRuleError when a derivative flows into it; never a silent zero, and never
-    decided by a parameter's name.
-
-    Plain code where the kinds pass is sure (transform/templates.py): `primal_sparse`, the
-    primal template only matters for a sparse operand; `primal_array_index`, only for an index
-    that may be an array; `dense_jvp`, tangent templates (aligned like `jvp`) for operands all
-    dense, computing the same values as `jvp` without the runtime helper."""
+    decided by a parameter's name. `primal_sparse`, `primal_array_index`, `dense_jvp`: plain code
+    where the kinds pass is sure (see Rule's fields; transform/templates.py)."""
     sig = _signature(params)
     names = list(sig.parameters)
     if "ans" in names:      # `ans` in a template is the result; a parameter must not shadow it
