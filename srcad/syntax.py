@@ -126,6 +126,29 @@ _LONG = 20
 _CONSTANTS = {0: "zero", 1: "one", 2: "two", 3: "three", 0.5: "half", 10: "ten"}
 
 
+def name_result(fn: ast.FunctionDef, namer: Namer, user_names: set[str]) -> None:
+    """The temporary a normalized function returns, named after the function (`loss` for the
+    value `loss` returns, not `sum_nll`): where it is assigned once, by the statement right
+    before the final `return`, and the function reads no value of that name (a recursive function
+    does): a local of the generated function, it then hides nothing the function uses."""
+    if len(fn.body) < 2 or not isinstance(fn.body[-1], ast.Return) or not isinstance(fn.body[-1].value, ast.Name):
+        return
+    v, new = fn.body[-1].value.id, fn.name
+    before = fn.body[-2]
+    if v in user_names or new in user_names or hasattr(builtins, new) or keyword.iskeyword(new) or any(
+            isinstance(n, ast.Name) and n.id == new for n in ast.walk(fn)) or not (
+            isinstance(before, ast.Assign) and len(before.targets) == 1
+            and isinstance(before.targets[0], ast.Name) and before.targets[0].id == v):
+        return
+    names = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == v]
+    if sum(isinstance(n.ctx, ast.Store) for n in names) != 1 or any(
+            isinstance(n, (ast.FunctionDef, ast.Lambda)) for n in ast.walk(fn) if n is not fn):
+        return
+    namer.taken.add(new)
+    for n in names:
+        n.id = new
+
+
 def N(id_: str, store: bool = False) -> ast.Name:
     """A Name node."""
     return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())

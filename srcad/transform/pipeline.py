@@ -39,6 +39,7 @@ from .forward import Forward
 from .fuse import fuse
 from .kinds import Kinds, param_kinds
 from .reverse import Reverse
+from ..syntax import name_result
 from .unit import NameTaken, Unit, origin_of, refuse_reverse_over_tape, wrt_names_of
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ def prepare(func: types.FunctionType, show=_silent) -> tuple["Parsed", ast.Funct
         check_aliases(parsed)
     show("aliases", lambda: _code(parsed.tree))
     fn, normalizer = normalize(parsed)
+    name_result(fn, normalizer.namer, normalizer.locals)
     show("normalize", lambda: _code(fn))
     return parsed, fn, normalizer
 
