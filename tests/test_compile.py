@@ -190,7 +190,7 @@ def test_emit_compile_shows_typed_pyx(env):
     assert "cdef const double[:] x_v" in text
     lines = text.splitlines()
     k = lines.index("        # L16: t = t + np.sin(x[i]) * x[i]")
-    assert "boundscheck(False)" in lines[k + 2] and lines[k + 3].strip() == "x_i = x_v[i]"
+    assert "boundscheck(False)" in lines[k + 1] and lines[k + 2].strip() == "x_i = x_v[i]"
     text = srcad.emit(m.shifted, args=(XS,), compile=True)
     assert "x_v[i + 1]" in text and "x_v[i]" in text
     assert "boundscheck(False)" not in text      # x[i + 1] is not proven (nor x[i] under range(n - 1))

@@ -88,3 +88,19 @@ def test_a_flag_the_adjoint_reads_stays():
         assert_grad_close(kept_flag, (x,), _run(text, "kept_flag_vjp", x))
         _, t = _run(srcad.emit(kept_flag, args=(x,), mode="forward"), "kept_flag_jvp", x, 1.0)
         assert np.isclose(t, numerical_grad(kept_flag, (x,)), rtol=1e-5, atol=1e-7)
+
+
+def scalar_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + np.sin(x * s + i)
+    return s
+
+
+def test_a_loop_tapes_only_what_exists():
+    for f, args in ((scalar_loop, (0.3, 30)), (newton, (2.0, 1e-12)), (kept_flag, (0.4,))):
+        text = srcad.emit(f, args=args)
+        assert "= None" not in text
+        assert_grad_close(f, args, _run(text, f.__name__ + "_vjp", *args))
+    text = srcad.emit(newton, args=(2.0, 1e-12))
+    assert "tape.append(step)\n        if cond_2:" in text      # one push, before the exit
