@@ -123,7 +123,8 @@ def _move(fn, loop, tape, v) -> bool:
     del pop_block[k]
     if k and is_comment(pop_block[k - 1]) and (k == len(pop_block) or is_comment(pop_block[k])):
         del pop_block[k - 1]        # the comment of a line whose adjoint held only the pop
-    pop_block.insert(0, pop)
+    lead = next((j for j, st in enumerate(pop_block) if not is_comment(st)), len(pop_block))
+    pop_block.insert(lead, pop)     # (under the first line's comment: errors name a line of the body)
     return True
 
 
