@@ -32,27 +32,121 @@ class Namer:
         self.taken.add(cand)
         return cand
 
-    @staticmethod
-    def describe(rhs: ast.AST, hint: str) -> str:
-        """A name for the value an operation holds: exp_z for np.exp(z), neg_z for -z."""
-        def short(a):
-            return a.id if isinstance(a, ast.Name) and len(a.id) <= 12 else None
+    def describe(self, rhs: ast.AST, hint: str) -> str:
+        """A name for the value an operation holds, composed from its operands' names the way a
+        person would spell it: Xw for X @ w, neg_Xw for -Xw, exp_neg_Xw, one_plus_e for 1.0 + e,
+        y_sq for y * y, twice_y for 2.0 * y, y_log_p for y * log_p, x_0 for x[0], xs_i for xs[i].
+        A phrase longer than _LONG characters falls back to the operation and its shortest
+        operand (prod_y)."""
+        phrase = self._phrase(rhs)
+        if phrase is None or len(phrase) > _LONG:
+            phrase = self._fallback(rhs, hint)
+        return phrase
+
+    def _operand(self, a) -> str | None:
+        if isinstance(a, ast.Name):
+            return a.id
+        if isinstance(a, ast.Constant) and type(a.value) in (int, float):
+            return _CONSTANTS.get(a.value)
+        if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) and isinstance(a.operand, ast.Constant):
+            w = self._operand(a.operand)
+            return f"minus_{w}" if w else None
+        if isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and a.value.id in ("np", "math"):
+            return a.attr
+        return None
+
+    def _phrase(self, rhs) -> str | None:
+        op = self._operand
+        if isinstance(rhs, ast.BinOp):
+            a, b = op(rhs.left), op(rhs.right)
+            const_l, const_r = isinstance(rhs.left, ast.Constant), isinstance(rhs.right, ast.Constant)
+            k = type(rhs.op)
+            if k is ast.MatMult and a and b:
+                return a + b if len(a) <= 2 and len(b) <= 2 and "_" not in a + b else f"{a}_{b}"
+            if k is ast.Mult:
+                if isinstance(rhs.left, ast.Name) and isinstance(rhs.right, ast.Name) and rhs.left.id == rhs.right.id:
+                    return f"{a}_sq"
+                c, v = (rhs.left, b) if const_l else (rhs.right, a) if const_r else (None, None)
+                if c is not None:
+                    word = {2: "twice", 0.5: "half", -1: "neg"}.get(c.value, "scaled")
+                    return f"{word}_{v}" if v else None
+                return f"{a}_{b}" if a and b else None
+            if k is ast.Pow and const_r:
+                word = {2: "sq", 3: "cube", 0.5: "sqrt", -1: "inv"}.get(rhs.right.value)
+                if word and a:
+                    return f"sqrt_{a}" if word == "sqrt" else f"inv_{a}" if word == "inv" else f"{a}_{word}"
+            if k is ast.Div and const_l and rhs.left.value == 1 and b:
+                return f"inv_{b}"
+            word = {ast.Add: "plus", ast.Sub: "minus", ast.Div: "over", ast.Pow: "pow", ast.FloorDiv: "div",
+                    ast.Mod: "mod"}.get(k)
+            return f"{a}_{word}_{b}" if word and a and b else None
+        if isinstance(rhs, ast.UnaryOp):
+            a = op(rhs.operand)
+            word = {ast.USub: "neg", ast.Not: "not", ast.Invert: "inv"}.get(type(rhs.op))
+            return (f"{word}_{a}" if word else a) if a else None
+        if isinstance(rhs, ast.Call):
+            f = rhs.func
+            fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if fname is None:
+                return None
+            arg = op(rhs.args[0]) if rhs.args else (op(f.value) if isinstance(f, ast.Attribute) else None)
+            return f"{fname}_{arg}" if arg else fname
+        if isinstance(rhs, ast.Subscript):
+            a = op(rhs.value)
+            sl = rhs.slice
+            i = sl.id if isinstance(sl, ast.Name) else str(sl.value) if isinstance(sl, ast.Constant) \
+                and type(sl.value) is int and sl.value >= 0 else None
+            return f"{a}_{i}" if a and i else f"{a}_item" if a else None
+        if isinstance(rhs, ast.Attribute):
+            a = op(rhs.value)
+            return f"{a}_{rhs.attr}" if a else None
+        if isinstance(rhs, (ast.Tuple, ast.List)):
+            return "items"
+        return None
+
+    def _fallback(self, rhs, hint: str) -> str:
+        """The operation's word and its shortest named operand (prod_y), else the hint."""
         if isinstance(rhs, ast.Call):
             f = rhs.func
             fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "call")
-            arg = short(rhs.args[0]) if rhs.args else (short(f.value) if isinstance(f, ast.Attribute) else None)
-            return f"{fname}_{arg}" if arg else fname
+            return fname
         if isinstance(rhs, (ast.BinOp, ast.UnaryOp)):
-            op = _OPS.get(type(rhs.op), hint)
-            arg = short(rhs.operand) if isinstance(rhs, ast.UnaryOp) else short(rhs.left) or short(rhs.right)
-            return f"{op}_{arg}" if arg else op
+            word = _OPS.get(type(rhs.op), hint)
+            parts = [rhs.operand] if isinstance(rhs, ast.UnaryOp) else [rhs.left, rhs.right]
+            names = sorted((self._operand(p) for p in parts if isinstance(p, ast.Name)), key=lambda t: len(t or "x" * 99))
+            if names and names[0] and len(names[0]) <= _LONG - len(word) - 1:
+                return f"{word}_{names[0]}"
+            return word
         if isinstance(rhs, ast.Subscript):
-            return f"{short(rhs.value) or hint}_item"
-        if isinstance(rhs, ast.Attribute):
-            return f"{short(rhs.value) or hint}_{rhs.attr}"
-        if isinstance(rhs, (ast.Tuple, ast.List)):
-            return "items"
+            return f"{hint}_item"
         return hint
+
+
+_LONG = 20
+_CONSTANTS = {0: "zero", 1: "one", 2: "two", 3: "three", 0.5: "half", 10: "ten"}
+
+
+def name_result(fn: ast.FunctionDef, namer: Namer, user_names: set[str]) -> None:
+    """The temporary a normalized function returns, named after the function (`loss` for the
+    value `loss` returns, not `sum_nll`): where it is assigned once, by the statement right
+    before the final `return`, and the function reads no value of that name (a recursive function
+    does): a local of the generated function, it then hides nothing the function uses."""
+    if len(fn.body) < 2 or not isinstance(fn.body[-1], ast.Return) or not isinstance(fn.body[-1].value, ast.Name):
+        return
+    v, new = fn.body[-1].value.id, fn.name
+    before = fn.body[-2]
+    if v in user_names or new in user_names or hasattr(builtins, new) or keyword.iskeyword(new) or any(
+            isinstance(n, ast.Name) and n.id == new for n in ast.walk(fn)) or not (
+            isinstance(before, ast.Assign) and len(before.targets) == 1
+            and isinstance(before.targets[0], ast.Name) and before.targets[0].id == v):
+        return
+    names = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == v]
+    if sum(isinstance(n.ctx, ast.Store) for n in names) != 1 or any(
+            isinstance(n, (ast.FunctionDef, ast.Lambda)) for n in ast.walk(fn) if n is not fn):
+        return
+    namer.taken.add(new)
+    for n in names:
+        n.id = new
 
 
 def N(id_: str, store: bool = False) -> ast.Name:

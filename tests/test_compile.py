@@ -195,7 +195,7 @@ def test_emit_compile_shows_typed_pyx(env):
     text = srcad.emit(m.scalar, args=(0.7,), compile=True)
     assert text.startswith("# cython:")
     assert "def scalar_vjp(double x, scalar_bar=1.0):" in text
-    assert "cdef double prod_prod_y, prod_sin_y, prod_y, sin_y, y" in text
+    assert "cdef double scaled_sin_y, scaled_y, scaled_y_y, sin_y, y" in text
     assert "cdef Py_ssize_t i" in text
     assert "sin_y = libc.math.sin(y)" in text and "libc.math.cos(y)" in text
     assert "tape_d.push(y)" in text and "y = tape_d.pop()" in text
@@ -205,7 +205,7 @@ def test_emit_compile_shows_typed_pyx(env):
     assert "cdef const double[:] x_v" in text
     lines = text.splitlines()
     k = lines.index("        # L16: t = t + np.sin(x[i]) * x[i]")
-    assert "boundscheck(False)" in lines[k + 2] and lines[k + 3].strip() == "x_item = x_v[i]"
+    assert "boundscheck(False)" in lines[k + 1] and lines[k + 2].strip() == "x_i = x_v[i]"
     text = srcad.emit(m.shifted, args=(XS,), compile=True)
     assert "x_v[i + 1]" in text and "x_v[i]" in text
     assert "boundscheck(False)" not in text      # x[i + 1] is not proven (nor x[i] under range(n - 1))

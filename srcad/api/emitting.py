@@ -65,11 +65,11 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
     >>> print("\n".join(lines[start:start + 1] + lines[start + 2:]))    # without its docstring
     def f_vjp(x, f_bar=1.0):
         # L2: return np.sum(x ** 3)
-        pow_x = x ** 3
+        x_cube = x ** 3
         # adjoint sweep
         # adjoint of L2: return np.sum(x ** 3)
-        pow_x_bar = rt.sum_vjp(f_bar, pow_x, None, False)
-        x_bar = pow_x_bar * 3 * x ** 2
+        x_cube_bar = rt.sum_vjp(f_bar, x_cube, None, False)
+        x_bar = x_cube_bar * 3 * x ** 2
         return rt.finalize(x_bar, x)
     """
     if mode not in ("reverse", "forward"):

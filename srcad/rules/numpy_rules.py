@@ -25,7 +25,8 @@ defrule(["op:Sub", np.subtract], "x, y", ("g", "-g"), ("x_dot", "-y_dot"), broad
 defrule(["op:Mult", np.multiply], "x, y", ("g * y", "g * x"), ("x_dot * y", "x * y_dot"), broadcast=True,
         jvp_join=True)
 defrule(["op:Div", np.divide, np.true_divide], "x, y", ("g / y", "-g * ans / y"),
-        ("x_dot / y", "rt.sparse.quotient_jvp_y(y_dot, ans, y)"), broadcast=True, jvp_join=True)
+        ("x_dot / y", "rt.sparse.quotient_jvp_y(y_dot, ans, y)"), broadcast=True, jvp_join=True,
+        dense_jvp=(None, "-y_dot * ans / y"))
 # (rt.power_slope(x, y) is y * x**(y - 1), 0 where y == 0; a nonzero literal y is inlined: `g * 2 * x`)
 defrule(["op:Pow", np.power], "x, y", ("g * rt.power_slope(x, y)", "g * ans * rt.log_or_zero(x)"),
         ("x_dot * rt.power_slope(x, y)", "y_dot * ans * rt.log_or_zero(x)"), broadcast=True)
@@ -70,9 +71,10 @@ defnondiff("op:DiscreteCast")
 # ---- reductions --------------------------------------------------------------------------
 _RED = "x, axis=None, dtype=None, out=None, keepdims=False"
 defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "rt.sum_jvp(x_dot, axis, keepdims)",
-        discrete="axis dtype out keepdims")
+        discrete="axis dtype out keepdims", dense_jvp="np.sum(x_dot, axis=axis, keepdims=keepdims)")
 defrule([np.mean, ".mean"], _RED, "rt.sum_vjp(g, x, axis, keepdims) / rt.count(x, axis)",
-        "rt.sum_jvp(x_dot, axis, keepdims) / rt.count(x, axis)", discrete="axis dtype out keepdims")
+        "rt.sum_jvp(x_dot, axis, keepdims) / rt.count(x, axis)", discrete="axis dtype out keepdims",
+        dense_jvp="np.mean(x_dot, axis=axis, keepdims=keepdims)")
 defrule([np.max, np.amax, ".max"], "x, axis=None, out=None, keepdims=False",
         "rt.extreme_vjp(g, x, ans, axis, keepdims)",
         "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="axis out keepdims")
@@ -91,7 +93,8 @@ defrule(scipy.special.logsumexp, "x, axis=None, b=None, keepdims=False",
 
 # ---- linear algebra and shapes -----------------------------------------------------------
 defrule(["op:MatMult", np.matmul], "x, y", ("rt.matmul_vjp_x(g, x, y)", "rt.matmul_vjp_y(g, x, y)"),
-        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), primal="rt.matmul(x, y)", primal_sparse=True)
+        ("rt.matmul(x_dot, y)", "rt.matmul(x, y_dot)"), primal="rt.matmul(x, y)", primal_sparse=True,
+        dense_jvp=("x_dot @ y", "x @ y_dot"))
 # np.dot is matmul only for 1-D y or operands of at most 2 axes (rt.products.dot tells them apart)
 defrule([np.dot, ".dot"], "x, y", ("rt.products.dot_vjp_x(g, x, y)", "rt.products.dot_vjp_y(g, x, y)"),
         ("rt.products.dot(x_dot, y)", "rt.products.dot(x, y_dot)"), primal="rt.products.dot(x, y)")
@@ -176,7 +179,7 @@ defrule("op:BitOr", "x, y", ("rt.union_vjp(g, x, y, 0)", "rt.union_vjp(g, x, y, 
 # gather in parallel; constant indices and slices stay as written
 defrule("op:Subscript", "x, idx", "rt.index_vjp(g, x, idx)", "rt.index_jvp(x_dot, x, idx)",
         accumulate="rt.add_at(__bar__, x, idx, g)", primal="rt.getitem(x, idx)",
-        primal_when=lambda args: isinstance(args["idx"], ast.Name), discrete="idx")
+        primal_when=lambda args: isinstance(args["idx"], ast.Name), discrete="idx", primal_array_index=True)
 
 # ---- more elementwise functions ------------------------------------------------------------
 defrule([np.arctan2, math.atan2], "x, y", ("g * y / (x ** 2 + y ** 2)", "-g * x / (x ** 2 + y ** 2)"),

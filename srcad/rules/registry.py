@@ -49,6 +49,10 @@ class Rule:
     primal_when: object = None  # predicate on the arguments' AST (param -> node): use `primal` only then
     primal_sparse: bool = False  # `primal` only matters for a sparse operand: where the kinds pass knows
     #                             every operand dense, the statement runs as written (`abs(y)`)
+    primal_array_index: bool = False  # `primal` only matters for an index that may be an array: where
+    #                             the kinds pass knows the index is an int, the statement runs as written
+    dense_jvp: dict = field(default_factory=dict)   # param -> tangent template for operands the kinds
+    #                             pass knows all dense (`x_dot @ y` for rt.matmul(x_dot, y))
     jvp_join: bool = False      # tangent pieces are added with rt.add (containers), not +
     accumulate: object = None   # how to add the adjoint into a live cotangent `__bar__` (fused, in place)
     discrete: tuple = ()        # parameters the result is piecewise constant in (declared by the rule)
@@ -109,7 +113,8 @@ def _mentions(tree, name):
 
 
 def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join=False, accumulate=None,
-            primal_when=None, discrete="", primal_sparse=False, **facts):
+            primal_when=None, discrete="", primal_sparse=False, primal_array_index=False, dense_jvp=(),
+            **facts):
     """Add a built-in rule. `vjp`/`jvp` are tuples aligned with the leading differentiable params;
     `primal`, a template for how the generated code computes the result (e.g. through a kernel),
     used where `primal_when(arguments' AST by param)` holds, if given.
@@ -119,7 +124,8 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
     has templates, so an active value there (a loop index that carries a tangent elsewhere:
     activity is flow-insensitive) contributes nothing. Any other parameter without a template
     raises MissingRuleError when a derivative flows into it; never a silent zero, and never
-    decided by a parameter's name."""
+    decided by a parameter's name. `primal_sparse`, `primal_array_index`, `dense_jvp`: plain code
+    where the kinds pass is sure (see Rule's fields; transform/templates.py)."""
     sig = _signature(params)
     names = list(sig.parameters)
     if "ans" in names:      # `ans` in a template is the result; a parameter must not shadow it
@@ -143,12 +149,17 @@ def defrule(keys, params, vjp=(), jvp=(), broadcast=False, primal=None, jvp_join
                 raise ValueError(f"`{name}` of ({params}) is declared discrete and has a template")
             if table:       # a mode with no templates at all stays without
                 table[name] = _parse("0")
+    dense_jvp = (dense_jvp,) if isinstance(dense_jvp, str) else tuple(dense_jvp or ())
+    dense = {name: _parse(t) for name, t in zip(names, dense_jvp) if t is not None}
+    if set(dense) - set(rule.jvp):
+        raise ValueError(f"dense_jvp names a parameter with no jvp template: {sorted(set(dense) - set(rule.jvp))}")
     rule.needs_ans = any(_mentions(t, "ans") for t in rule.vjp.values())
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         _put(key, Rule(key, names, sig, dict(rule.vjp), dict(rule.jvp), broadcast,
                        needs_ans=rule.needs_ans, primal=_parse(primal), jvp_join=jvp_join,
                        accumulate=_parse(accumulate), primal_when=primal_when, discrete=discrete,
-                       primal_sparse=primal_sparse))
+                       primal_sparse=primal_sparse, primal_array_index=primal_array_index,
+                       dense_jvp=dict(dense)))
     declare(keys, **facts)
 
 

@@ -8,7 +8,7 @@ import ast
 
 from ..errors import MissingRuleError
 from ..syntax import N, assign, ast_copy, comment, index_expr, rt
-from .templates import bound_mapping, instantiate, param_of, primal_statement
+from .templates import all_dense, bound_mapping, instantiate, param_of, primal_statement
 
 
 class Forward:
@@ -19,12 +19,43 @@ class Forward:
     Output (`run`): a FunctionDef `<f>_jvp(params..., tangents of wrt)` returning the value and
     its tangent.
     Invariants: every active and useful name carries a real tangent (`<name>_dot`), assigned
-    right after its primal statement; control flow is the user's, unchanged."""
+    right after its primal statement; control flow is the user's, unchanged.
 
-    def __init__(self, fn, analysis, parsed, namer, wrt, unit):
+    With the kinds of the values known (`kinds`, transform/kinds.py, as reverse mode has them),
+    the code is plain NumPy where a runtime helper adds nothing: primal templates that serve
+    sparse operands or array indices only are dropped (`z = X @ w`), a rule's `dense_jvp`
+    templates replace its general ones for dense operands (`-y_dot * ans / y`, `np.mean(x_dot)`),
+    tangent pieces add with `+`, no `rt.broadcast_like` where the shapes agree, and zeros are
+    `0.0` / `np.zeros_like`. A tangent is taken to be of its primal's kind."""
+
+    def __init__(self, fn, analysis, parsed, namer, wrt, unit, kinds=None):
         self.fn, self.an, self.parsed, self.namer = fn, analysis, parsed, namer
         self.wrt, self.unit = list(wrt), unit
+        self.kinds = kinds
         self.dots = {}
+
+    def kind_at(self, st):
+        """name -> what the kinds pass makes sure of its value before st; None: nothing known."""
+        if self.kinds is None:
+            return None
+        return lambda name: self.kinds.before(st, name)
+
+    def zeros(self, v, st):
+        """A zero tangent for v, the value st assigns."""
+        k = self.kinds.result(st) if self.kinds is not None else None
+        if k is not None and k.cat == "py":
+            return ast.Constant(0.0)
+        if k is not None and k.cat == "array" and k.dtype in ("d", "f"):
+            return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [N(v)], [])
+        return rt("zeros_like", N(v))
+
+    def _same_shape(self, op, names):
+        """Are the shapes of all names (before op) sure to be that of op's result, every one dense?"""
+        if self.kinds is None:
+            return False
+        res = self.kinds.result(op.node)
+        return res.shape is not None and res.dense and all(
+            self.kinds.before(op.node, n).shape == res.shape and self.kinds.before(op.node, n).dense for n in names)
 
     def dot(self, v):
         if v not in self.dots:
@@ -108,15 +139,16 @@ class Forward:
 
     def assign(self, op):
         v = op.target
+        kind = self.kind_at(op.node)
         if not self.carries(v):
-            code = [primal_statement(op)]
+            code = [primal_statement(op, kind)]
             if op.rule is not None and op.rule.key == ".pop" and self.carries(op.bound["xs"].id):
                 # a loop index popped back from a list that carries tangents: keep the two in step
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.bound["xs"].id)), "pop", ast.Load()),
                                               [], [])))
             return code
         if not self.an.is_active(op):      # an active name given a constant: its tangent is zero
-            return [primal_statement(op), assign(self.dot(v), rt("zeros_like", N(v)))]
+            return [primal_statement(op, kind), assign(self.dot(v), self.zeros(v, op.node))]
         active = [(p, n) for p, n in op.operands if self.carries(n) or n in self.an.active]
         active = [(p, n) for p, n in active if n in self.an.active]
         if op.callee is not None:
@@ -138,27 +170,36 @@ class Forward:
             mapping = bound_mapping(op.rule, op.bound)
             mapping["ans"] = N(ans)
             pieces = []
+            dense = kind is not None and all_dense(op, kind)
+            covered = set()     # the operands whose shapes the pieces' sum has (`ans`: all of them)
             for key, n in active:
                 p, m = param_of(key, mapping)
-                t = op.rule.jvp.get(p)
+                t = op.rule.dense_jvp.get(p) if dense and p in op.rule.dense_jvp else op.rule.jvp.get(p)
                 if t is None:
                     self.fail(op, f"the argument `{p}` of `{self.parsed.text(op.rhs)}`", _callee_name(op.rhs))
                 if isinstance(t, ast.Constant) and t.value == 0:
                     continue
+                covered |= {p} | {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
                 m = dict(m)
                 m[p + "_dot"] = N(self.dot(n))
-                pieces.append(instantiate(t, m))
+                pieces.append(instantiate(t, m, floats=(p + "_dot",)))
             if not pieces:
                 tangent = rt("zeros_like", N(ans))
             else:
                 tangent = pieces[0]
                 for piece in pieces[1:]:
-                    tangent = rt("add", tangent, piece) if op.rule.jvp_join else ast.BinOp(tangent, ast.Add(), piece)
+                    tangent = rt("add", tangent, piece) if op.rule.jvp_join and not dense \
+                        else ast.BinOp(tangent, ast.Add(), piece)
                 others = [a for q, a in op.bound.items() if q in op.rule.jvp and not (
                     isinstance(a, ast.Name) and a.id in self.an.active)]
-                if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others):
+                # an elementwise tangent that reads every operand (or the result) has the result's
+                # shape already: x_dot * y, -y_dot * ans / y; x_dot alone, of x + y, may not
+                spans = "ans" in covered or all(q in covered for q, a in op.bound.items()
+                                                if q in op.rule.jvp and not isinstance(a, ast.Constant))
+                if op.rule.broadcast and not all(isinstance(a, ast.Constant) for a in others) \
+                        and not spans and not self._same_shape(op, [n for _, n in active]):
                     tangent = rt("broadcast_like", tangent, N(ans))
-        primal = primal_statement(op)
+        primal = primal_statement(op, kind)
         if not inplace:
             return [primal, assign(self.dot(v), tangent)]
         primal.targets = [N(ans, True)]

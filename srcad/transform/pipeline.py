@@ -40,6 +40,7 @@ from .fuse import fuse
 from .kinds import Kinds, param_kinds
 from .reverse import Reverse
 from .split import derive_splits, split_calls
+from ..syntax import name_result
 from .unit import NameTaken, Unit, origin_of, refuse_reverse_over_tape, wrt_names_of
 
 if TYPE_CHECKING:
@@ -140,6 +141,7 @@ def prepare(func: types.FunctionType, show=_silent) -> tuple["Parsed", ast.Funct
         check_aliases(parsed)
     show("aliases", lambda: _code(parsed.tree))
     fn, normalizer = normalize(parsed)
+    name_result(fn, normalizer.namer, normalizer.locals)
     show("normalize", lambda: _code(fn))
     return parsed, fn, normalizer
 
@@ -162,7 +164,8 @@ def derive(unit: Unit, func: types.FunctionType, wrt, *, name: str | None = None
     if unit.mode == "forward":
         name = name or unit.fresh(fn.name + "_jvp")
         unit.names.add(name)
-        fwd = Forward(fn, an, parsed, normalizer.namer, wrt_names, unit)
+        kinds = Kinds(fn, an, param_kinds(func, o.signature if top_level else None))   # callees: any arguments
+        fwd = Forward(fn, an, parsed, normalizer.namer, wrt_names, unit, kinds)
         # its tangent parameters, named before the body is (a recursive call passes them): `x_dot`, or
         # `x_dot_2` where the function already has an `x_dot` (forward mode over tangent code)
         unit.tangent_params[name] = {w: fwd.dot(w) for w in wrt_names}

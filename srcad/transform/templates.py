@@ -1,18 +1,26 @@
 """Inline a rule's template expression: its parameter names become the call's atoms."""
 import ast
+import inspect
+
+import numpy as np
 
 from ..frontend.analyze import Op
 from ..rules.registry import Rule
 from ..syntax import N, ast_copy
 
 
-def instantiate(template: ast.AST, mapping: dict[str, ast.AST]) -> ast.AST:
+def instantiate(template: ast.AST, mapping: dict[str, ast.AST], floats: tuple[str, ...] = ()) -> ast.AST:
     """A copy of `template` with every name in `mapping` replaced by (a copy of) its AST, and
-    arithmetic on constants folded (`x ** (2 - 1)` reads, and runs, as `x`)."""
+    arithmetic on constants folded (`x ** (2 - 1)` reads, and runs, as `x`). `floats`: the
+    parameters bound to a cotangent or tangent (a float or complex value, never an int), whose
+    product with the literal 1 is the value itself (`g * 1.0` reads `g`)."""
     class _Sub(ast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in mapping:
-                return ast_copy(mapping[node.id])
+                new = ast_copy(mapping[node.id])
+                if node.id in floats:
+                    new.srcad_float = True
+                return new
             return node
     return _Fold().visit(_Sub().visit(ast_copy(template)))
 
@@ -39,7 +47,42 @@ class _Fold(ast.NodeTransformer):
         if isinstance(node.op, ast.Pow) and isinstance(right, ast.Constant) and right.value == 1 \
                 and type(right.value) in num:
             return left
+        if isinstance(node.op, ast.Mult):
+            for one, other in ((right, left), (left, right)):
+                if isinstance(one, ast.Constant) and type(one.value) in num and one.value == 1 \
+                        and getattr(other, "srcad_float", False):
+                    return other
         return node
+
+
+    def visit_Call(self, node):
+        # `np.sum(x_dot, axis=None, keepdims=False)` reads `np.sum(x_dot)`: a keyword given the value
+        # NumPy's function takes when it is not passed (keepdims=False: the same for every NumPy
+        # reduction, whose signature shows a sentinel for it)
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np":
+            defaults = _numpy_defaults(f.attr)
+            node.keywords = [k for k in node.keywords if not (
+                isinstance(k.value, ast.Constant) and k.arg is not None and (
+                    k.arg == "keepdims" and k.value.value is False
+                    or k.arg in defaults and defaults[k.arg] is None and k.value.value is None))]
+        return node
+
+
+def _numpy_defaults(name: str) -> dict:
+    """{parameter: default} of numpy's function `name` (empty when numpy has no such function or
+    its signature cannot be read)."""
+    if name not in _DEFAULTS:
+        try:
+            sig = inspect.signature(getattr(np, name))
+            _DEFAULTS[name] = {p.name: p.default for p in sig.parameters.values() if p.default is not p.empty}
+        except (AttributeError, TypeError, ValueError):
+            _DEFAULTS[name] = {}
+    return _DEFAULTS[name]
+
+
+_DEFAULTS: dict = {}
 
 
 def _constant_slope(node):
@@ -82,16 +125,33 @@ def param_of(key: str | tuple, mapping: dict[str, ast.AST]) -> tuple[str, dict[s
     return key, mapping
 
 
-def primal_statement(op: Op, dense=None) -> ast.stmt:
+def primal_statement(op: Op, kind=None) -> ast.stmt:
     """The statement as the generated code runs it: as written, or through the rule's primal
     template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel).
-    `dense(name)`: is the value of that name sure to be dense here (the kinds pass)? A rule whose
-    primal template serves sparse operands only (`primal_sparse`) then keeps the statement."""
+    `kind(name)`: what the kinds pass makes sure of that name's value here (None: nothing known).
+    A rule whose primal template serves sparse operands only (`primal_sparse`), or an index that
+    may be an array only (`primal_array_index`), then keeps the statement as written."""
     if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
-        if op.rule.primal_sparse and dense is not None and all(isinstance(a, ast.AST) for a in op.bound.values()) \
-                and all(dense(n.id) for a in op.bound.values() for n in ast.walk(a) if isinstance(n, ast.Name)):
+        if kind is not None and (op.rule.primal_sparse and all_dense(op, kind)
+                                 or op.rule.primal_array_index and _int(op.bound.get("idx"), kind)):
             return ast_copy(op.node)
         mapping = bound_mapping(op.rule, op.bound)
         if op.rule.primal_when is None or op.rule.primal_when(mapping):
             return ast.Assign(targets=[N(op.target, True)], value=instantiate(op.rule.primal, mapping))
     return ast_copy(op.node)
+
+
+def all_dense(op: Op, kind) -> bool:
+    """Is every name among op's operands sure to hold a dense value (kind(name): its Kind)?"""
+    return all(isinstance(a, ast.AST) for a in op.bound.values()) and \
+        all(kind(n.id).dense for a in op.bound.values() for n in ast.walk(a) if isinstance(n, ast.Name))
+
+
+def _int(idx, kind) -> bool:
+    """Is the index an int (a literal, or a name the kinds pass knows holds a Python int)?"""
+    if isinstance(idx, ast.Constant):
+        return type(idx.value) is int
+    if isinstance(idx, ast.Name):
+        k = kind(idx.id)
+        return k.cat == "py" and k.dtype == "l"
+    return False

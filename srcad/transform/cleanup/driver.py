@@ -3,10 +3,12 @@ changes (see the package docstring)."""
 import ast
 
 from ...syntax import is_comment
+from .breaks import Breaks
 from .copies import Copies
 from .dead import Dead
 from .fold import Fold
 from .liveness import Liveness
+from .pushes import Pushes
 from .zeros import Zeros
 from .nodes import _CONSUMING, _NESTED_SCOPES, _UNSUPPORTED_SET, _all_args, _blocks, _comment_text, _fill, _nested_reads, _rt_helper
 
@@ -16,7 +18,7 @@ def cleanup(fn: ast.FunctionDef, primal_ran: bool = False) -> ast.FunctionDef:
     return Cleanup(fn, primal_ran).run()
 
 
-class Cleanup(Fold, Copies, Zeros, Liveness, Dead):
+class Cleanup(Fold, Breaks, Pushes, Copies, Zeros, Liveness, Dead):
     """The cleanup pass over one generated function.
 
     Input: a generated `ast.FunctionDef` (the adjoint, the tangent, or a checkpointed adjoint with
@@ -70,6 +72,8 @@ class Cleanup(Fold, Copies, Zeros, Liveness, Dead):
         if kinds & _NESTED_SCOPES or defs > 1:
             self.pinned = _nested_reads(self.fn)
         self._mark_adjoint()
+        self._breaks()
+        self._pushes()
         for _ in range(self.MAX_ROUNDS):
             changed = self._fold_block(self.fn.body) > 0
             self.renamed = []

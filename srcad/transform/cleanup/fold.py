@@ -1,5 +1,7 @@
-"""fold: literal arithmetic (`2 * 0.5` -> `1.0`, `not True` -> `False`), and `if <literal>:` /
-`while False:` replaced by the branch that runs."""
+"""fold: literal arithmetic (`2 * 0.5` -> `1.0`, `not True` -> `False`), a negation added or
+subtracted written as the operator a person would use (`a + -b` -> `a - b`, `a - -b` -> `a + b`,
+`-a + b` -> `b - a`: the same IEEE operations), and `if <literal>:` / `while False:` replaced by
+the branch that runs."""
 import ast
 
 from .nodes import _blocks
@@ -40,6 +42,22 @@ class Fold:
         return folder.folds
 
 
+def _negation(e):
+    """Is e `-x` for an x that is not a literal (a negative literal is folded as a number), or a
+    product or quotient whose leftmost factor is one (`-a * b / c`)?"""
+    while type(e) is ast.BinOp and type(e.op) in (ast.Mult, ast.Div):
+        e = e.left
+    return type(e) is ast.UnaryOp and type(e.op) is ast.USub and type(e.operand) is not ast.Constant
+
+
+def _negated(e):
+    """e without its leading minus (e a `_negation`): -(-a * b / c) is a * b / c, exactly (IEEE
+    rounding is symmetric in sign)."""
+    if type(e) is ast.BinOp:
+        return ast.copy_location(ast.BinOp(_negated(e.left), e.op, e.right), e)
+    return e.operand
+
+
 def _foldable(e):
     """Does e hold an operator or conditional applied to literals only (cheap test before folding)?"""
     stack = [e]
@@ -47,6 +65,8 @@ def _foldable(e):
         n = stack.pop()
         t = type(n)
         if t is ast.BinOp and type(n.left) is ast.Constant and type(n.right) is ast.Constant:
+            return True
+        if t is ast.BinOp and type(n.op) in (ast.Add, ast.Sub) and (_negation(n.right) or _negation(n.left)):
             return True
         if t is ast.UnaryOp and type(n.operand) is ast.Constant:
             return True
@@ -84,6 +104,11 @@ class _Folder(ast.NodeTransformer):
             if isinstance(node.op, ast.Div) and b.value == 0:
                 return node
             return ast.Constant(_FOLD[type(node.op)](a.value, b.value))
+        if type(node.op) in (ast.Add, ast.Sub) and _negation(b):
+            op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+            return ast.copy_location(ast.BinOp(a, op, _negated(b)), node)
+        if isinstance(node.op, ast.Add) and _negation(a) and type(a) is ast.UnaryOp:
+            return ast.copy_location(ast.BinOp(b, ast.Sub(), a.operand), node)
         return node
 
     def visit_UnaryOp(self, node):

@@ -136,7 +136,7 @@ class AdjointStatements:
             spread = self._known_reduction(op, p, g)
             if spread is not None and self.bar(n) not in live:     # g spread over x's shape: its
                 code += self._bind_fill(spread, n)                  # number bound once, if not a name
-            expr = spread or self._known_matmul(op, p, g) or instantiate(template, mapping)
+            expr = spread or self._known_matmul(op, p, g) or instantiate(template, mapping, floats=("g",))
             others = [a for q, a in op.bound.items() if q != p and q in op.rule.vjp]
             # a constant never widens the shape, except an int in a product, which repeats a list (`xs * 2`)
             if op.rule.broadcast and not all(isinstance(a, ast.Constant) and not (

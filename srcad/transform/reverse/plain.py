@@ -132,11 +132,11 @@ class Plain:
                 return p
         return name
 
-    def _dense_at(self, op):
-        """name -> is its value sure to be dense where op runs (the kinds pass); None: nothing known."""
+    def _kind_at(self, op):
+        """name -> what the kinds pass makes sure of its value where op runs; None: nothing known."""
         if self.kinds is None:
             return None
-        return lambda name: self.kinds.before(op.node, name).dense
+        return lambda name: self.kinds.before(op.node, name)
 
 
 def _kind_of(key):

@@ -51,7 +51,7 @@ class PrimalSweep:
                 if op.rule is not None and op.rule.user_vjp is not None and id(st) in self.pullbacks:
                     out += self.primal_user_rule(op, depth)
                 else:
-                    out.append(ast_copy(op.node) if self._int_read(op) else primal_statement(op, self._dense_at(op)))
+                    out.append(ast_copy(op.node) if self._int_read(op) else primal_statement(op, self._kind_at(op)))
         return out
 
     def primal_user_rule(self, op, depth):
