@@ -50,7 +50,7 @@ def _args():
 
 def test_names_come_from_the_users_names():
     text = srcad.emit(loss, args=_args())
-    for line in ("Xw = X @ w", "exp_neg_Xw = np.exp(neg_Xw)", "one_minus_p = 1.0 - p", "log_p = np.log(p)"):
+    for line in ("Xw = X @ w", "exp_neg_Xw = np.exp(neg_Xw)", "one_minus_p = 1.0 - p", "log_p_bar = "):
         assert line in text
     assert "sum_2" not in text and "prod_y" not in text
 
