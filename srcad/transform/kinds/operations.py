@@ -6,6 +6,7 @@ import builtins
 
 import numpy as np
 
+from ...rules.fact_values import ResultKind
 from ...rules.registry import facts
 from .lattice import _PY, _UNDEF, NOTHING, UNKNOWN, Kind, _scalar, join
 
@@ -83,7 +84,7 @@ def _reduction(x, axis, keepdims):
     return UNKNOWN
 
 
-def _kind_fact(key):
+def _kind_fact(key) -> ResultKind | None:
     """The result kind the registry declares for a rule key (rules/numpy_rules.py), or None."""
     entry = facts(key)
     return entry.kind if entry is not None else None
@@ -202,7 +203,7 @@ class Operations:
             return UNKNOWN
         n_args = len(call.args) + len(call.keywords)
         try:
-            if _kind_fact(key) == "int" and n_args == 1:
+            if _kind_fact(key) is ResultKind.INT and n_args == 1:
                 return _PY["int"]
             if key is builtins.float and n_args == 1 and self._x(op, call, env).rank0:
                 return _PY["float"]
@@ -230,20 +231,20 @@ class Operations:
                 return broadcast(self._atom(call.args[0], env), self._atom(call.args[1], env))
             return UNKNOWN
         kind = _kind_fact(key)
-        if kind in ("stacked", "joined") and len(call.args) == 1 and not call.keywords:
+        if kind in (ResultKind.STACKED, ResultKind.JOINED) and len(call.args) == 1 and not call.keywords:
             xs = self._atom(call.args[0], env)
             item = xs.item if xs.cat == "list" else None
             if item is None or item is NOTHING or not item.dense or item.ndim is None:
                 return UNKNOWN
-            if kind == "joined":
+            if kind is ResultKind.JOINED:
                 return Kind("array", item.dtype, item.ndim, None) if item.ndim >= 1 else UNKNOWN
             return Kind("array", item.dtype if item.dtype in ("d", "f") else None, item.ndim + 1, None)
-        if kind == "matmul":
+        if kind is ResultKind.MATMUL:
             b = [op.bound.get(p) for p in ("x", "y")]
             if not call.keywords and all(isinstance(a, ast.AST) for a in b):
                 return _matmul(self._atom(b[0], env), self._atom(b[1], env))
             return UNKNOWN
-        if kind is not None and kind.startswith("reduction"):
+        if kind is not None and kind.reduces:
             b = op.bound
             if any(p in b for p in ("dtype", "out")) or "x" not in b:
                 return UNKNOWN
@@ -252,7 +253,7 @@ class Operations:
             if x.cat != "array" and axis is None and keepdims is False and not isinstance(key, str):
                 return _scalar("np", None)      # np.sum(anything) over every axis: a number
             return _reduction(x, axis, keepdims)
-        if kind == "same" and not call.keywords and \
+        if kind is ResultKind.SAME and not call.keywords and \
                 len(call.args) == (2 if key is np.full_like else (0 if key == ".copy" else 1)):
             x = self._x(op, call, env)
             if x.cat == "array":

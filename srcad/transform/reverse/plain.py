@@ -8,6 +8,7 @@ Each helper answers None / False when the kinds are not known or not sure.
 """
 import ast
 
+from ...rules.fact_values import ResultKind
 from ...rules.registry import facts
 from ...syntax import N
 
@@ -76,7 +77,7 @@ class Plain:
     def _known_reduction(self, op, p, g):
         """The adjoint of a full sum or mean of a known float array as plain NumPy: g spread over
         x's shape (np.full_like), instead of the general rt.sum_vjp."""
-        if self.kinds is None or p != "x" or _kind_of(op.rule.key) not in ("reduction:sum", "reduction:mean"):
+        if self.kinds is None or p != "x" or _kind_of(op.rule.key) not in (ResultKind.REDUCTION_SUM, ResultKind.REDUCTION_MEAN):
             return None
         b = op.bound
         if set(b) - {"x", "axis", "keepdims"} or not isinstance(b.get("x"), ast.Name):
@@ -90,7 +91,7 @@ class Plain:
             return None
         like = self._shape_source(op.node, b["x"].id, x)
         fill = N(g)
-        if _kind_of(op.rule.key) == "reduction:mean":
+        if _kind_of(op.rule.key) is ResultKind.REDUCTION_MEAN:
             fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(like), "size", ast.Load()))
         return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(like), fill], [])
 
@@ -99,7 +100,7 @@ class Plain:
         known to be an array of the product's shape, as plain NumPy: `x.T @ g`, `g @ y.T`, `y @ g`
         (what rt.matmul_vjp_x / _y compute there, without their checks for sparse and zero)."""
         if self.kinds is None or p not in ("x", "y") or set(op.bound) != {"x", "y"} or \
-                not (op.rule.key == "op:MatMult" or _kind_of(op.rule.key) == "matmul"):
+                not (op.rule.key == "op:MatMult" or _kind_of(op.rule.key) is ResultKind.MATMUL):
             return None
         x, y = op.bound["x"], op.bound["y"]
         if not (isinstance(x, ast.Name) and isinstance(y, ast.Name)):
@@ -139,7 +140,7 @@ class Plain:
         return lambda name: self.kinds.before(op.node, name).dense
 
 
-def _kind_of(key):
+def _kind_of(key) -> ResultKind | None:
     """The result kind the registry declares for an operation (rules/numpy_rules.py), or None."""
     entry = facts(key)
     return entry.kind if entry is not None else None
