@@ -7,6 +7,7 @@ placeholder. Control flow is kept as it is: the tangent of an `if` is the same `
 import ast
 
 from ..errors import MissingRuleError
+from ..frontend.ops import OpKind
 from ..syntax import N, assign, ast_copy, comment, index_expr, rt
 from .templates import bound_mapping, instantiate, param_of, primal_statement
 
@@ -54,9 +55,9 @@ class Forward:
     def stmt(self, st):
         op = self.an.op(st)
         k = op.kind
-        if k in ("assign", "display"):
+        if k in (OpKind.ASSIGN, OpKind.DISPLAY):
             return self.assign(op)
-        if k == "setitem":
+        if k is OpKind.SETITEM:
             code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
@@ -65,7 +66,7 @@ class Forward:
                 code.append(assign(self.dot(op.target), rt("set_at", N(self.dot(op.target)), N(op.target),
                                                             index_expr(idx), v_dot)))
             return code
-        if k == "append":
+        if k is OpKind.APPEND:
             code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
@@ -74,7 +75,7 @@ class Forward:
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "append", ast.Load()),
                                               [v_dot], [])))
             return code
-        if k == "restore_item":       # rt.restore_item(d, key, old): the tangent dict is restored alike
+        if k is OpKind.RESTORE_ITEM:       # rt.restore_item(d, key, old): the tangent dict is restored alike
             code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
@@ -82,22 +83,22 @@ class Forward:
                     else rt("zeros_like", ast_copy(v))
                 code.append(ast.Expr(rt("restore_item", N(self.dot(op.target)), ast_copy(st.value.args[1]), v_dot)))
             return code
-        if k == "pop":
+        if k is OpKind.POP:
             code = [ast_copy(st)]
             if self.carries(op.target):
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "pop", ast.Load()), [], [])))
             return code
-        if k == "if":
+        if k is OpKind.IF:
             return [ast.If(ast_copy(st.test), self.block(st.body) or [ast.Pass()], self.block(st.orelse))]
-        if k == "for":
+        if k is OpKind.FOR:
             body = self.block(st.body)
             if self.carries(st.target.id):     # a range index has no derivative, even where its
                 # name carries one elsewhere (an adjoint that pops it back from an active tape)
                 body.insert(0, assign(self.dot(st.target.id), rt("zeros_like", N(st.target.id))))
             return [ast.For(ast_copy(st.target), ast_copy(st.iter), body, [])]
-        if k == "while":
+        if k is OpKind.WHILE:
             return [ast.While(ast_copy(st.test), self.block(st.body), [])]
-        if k == "return":
+        if k is OpKind.RETURN:
             ret = st.value
             if isinstance(ret, ast.Name) and self.carries(ret.id):
                 ret_dot = N(self.dot(ret.id))
@@ -128,7 +129,7 @@ class Forward:
             self.fail(op, f"`{fname}`, which has a reverse-mode rule (register_vjp) but no forward-mode one", fname)
         inplace = any(n == v for _, n in op.operands)
         ans = self.namer.fresh(v + "_new") if inplace else v
-        if op.kind == "display":
+        if op.kind is OpKind.DISPLAY:
             is_dict = isinstance(op.rhs, ast.Dict)
             elts = [N(self.dot(e.id)) if isinstance(e, ast.Name) and e.id in self.an.active
                     else rt("zeros_like", ast_copy(e)) for e in (op.rhs.values if is_dict else op.rhs.elts)]

@@ -1,7 +1,7 @@
 """Inline a rule's template expression: its parameter names become the call's atoms."""
 import ast
 
-from ..frontend.analyze import Op
+from ..frontend.ops import Op, OpKind
 from ..rules.registry import Rule
 from ..syntax import N, ast_copy
 
@@ -87,7 +87,7 @@ def primal_statement(op: Op, dense=None) -> ast.stmt:
     template (`A @ X` runs as `rt.matmul(A, X)`, which sends a sparse A to the compiled kernel).
     `dense(name)`: is the value of that name sure to be dense here (the kinds pass)? A rule whose
     primal template serves sparse operands only (`primal_sparse`) then keeps the statement."""
-    if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
+    if op.kind is OpKind.ASSIGN and op.rule is not None and op.rule.primal is not None:
         if op.rule.primal_sparse and dense is not None and all(isinstance(a, ast.AST) for a in op.bound.values()) \
                 and all(dense(n.id) for a in op.bound.values() for n in ast.walk(a) if isinstance(n, ast.Name)):
             return ast_copy(op.node)

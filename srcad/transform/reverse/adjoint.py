@@ -12,6 +12,7 @@ import inspect
 
 from ...errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ...frontend.effects import rerun_hazard
+from ...frontend.ops import OpKind
 from ...syntax import N, assign, ast_copy, comment, index_expr, rt
 from ..templates import bound_mapping, instantiate, param_of
 from .ownership import Own
@@ -40,15 +41,15 @@ class AdjointStatements:
         self.current = st
         op = self.an.op(st)
         k = op.kind
-        if k in ("assign", "display"):
+        if k in (OpKind.ASSIGN, OpKind.DISPLAY):
             return self.adj_assign(op, live)
-        if k == "setitem":
+        if k is OpKind.SETITEM:
             return self.adj_setitem(op, live)
-        if k == "append":
+        if k is OpKind.APPEND:
             return self.adj_append(op, live)
-        if k == "if":
+        if k is OpKind.IF:
             return self._adj_if_memo(st, live)
-        if k in ("for", "while"):
+        if k in (OpKind.FOR, OpKind.WHILE):
             return self.adj_loop(st, live)
         return []
 
@@ -98,7 +99,7 @@ class AdjointStatements:
     def contributions(self, op, g, ans, live):
         code = []
         active = [(p, n) for p, n in op.operands if n in self.an.active]
-        if op.kind == "display":
+        if op.kind is OpKind.DISPLAY:
             for pos, n in active:
                 key = ast_copy(op.rhs.keys[pos]) if isinstance(op.rhs, ast.Dict) else ast.Constant(pos)
                 self.contribute(code, live, n, rt("item", N(g), key))

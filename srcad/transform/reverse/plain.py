@@ -8,6 +8,7 @@ Each helper answers None / False when the kinds are not known or not sure.
 """
 import ast
 
+from ...frontend.ops import OpKind
 from ...rules.fact_values import ResultKind
 from ...rules.registry import facts
 from ...syntax import N
@@ -46,7 +47,7 @@ class Plain:
 
     def _int_read(self, op):
         """`y = x[i]` with x a known 1-d array and i an int: it runs as written (not rt.getitem)."""
-        if op.kind != "assign" or op.rule is None or op.rule.key != "op:Subscript":
+        if op.kind is not OpKind.ASSIGN or op.rule is None or op.rule.key != "op:Subscript":
             return False
         x = op.bound.get("x")
         return isinstance(x, ast.Name) and self._int_index(op.node, x.id, op.bound.get("idx"))
