@@ -6,7 +6,7 @@ from enum import StrEnum
 
 
 class OpKind(StrEnum):
-    """What kind of statement an Op is; the passes compare with the members (`op.kind is OpKind.ASSIGN`)."""
+    """What kind of statement an Op is (compared by member: `op.kind is OpKind.ASSIGN`)."""
     ASSIGN = "assign"               # name = operation
     DISPLAY = "display"             # name = a tuple, list or dict display (operands keyed by position)
     SETITEM = "setitem"             # name[index] = value
