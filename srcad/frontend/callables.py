@@ -19,6 +19,7 @@ import types
 import weakref
 
 from ..errors import SrcadError, UnsupportedSyntaxError
+from .parsed import MethodOf, ReceiverKind
 
 _COPIES = weakref.WeakKeyDictionary()    # original function -> {variant: copy}
 
@@ -73,9 +74,9 @@ def identifier(name):
     return out
 
 
-def method_function(func, kind, cls, instance=None):
+def method_function(func, kind: ReceiverKind, cls: type, instance=None):
     """A copy of a method's function whose first parameter is known to be an instance of cls
-    (kind "instance") or the class cls itself (kind "class"). Given the instance, the copy is
+    (ReceiverKind.INSTANCE) or the class cls itself (ReceiverKind.CLASS). Given the instance, the copy is
     that instance's own, so that `self.encoder.forward(x)` can be resolved through the object
     `self.encoder` holds (the generated code is regenerated if that attribute is rebound)."""
     func = transformable(func)
@@ -84,7 +85,7 @@ def method_function(func, kind, cls, instance=None):
     except TypeError:       # an object without weak references: resolved through its class only
         ref = None
     if ref is None:
-        return _copy(func, (kind, cls), func.__name__, __srcad_receiver__=(kind, cls))
+        return _copy(func, (kind, cls), func.__name__, __srcad_receiver__=MethodOf(kind, cls))
     variant = (kind, cls, id(instance))
     by_variant = _COPIES.setdefault(func, {})
     old = by_variant.get(variant)
@@ -93,7 +94,7 @@ def method_function(func, kind, cls, instance=None):
             del by_variant[v]
     elif old.__srcad_instance__() is not instance:     # an id reused by a new object
         del by_variant[variant]
-    return _copy(func, variant, func.__name__, __srcad_receiver__=(kind, cls), __srcad_instance__=ref)
+    return _copy(func, variant, func.__name__, __srcad_receiver__=MethodOf(kind, cls), __srcad_instance__=ref)
 
 
 class ItemWatch:
@@ -124,7 +125,7 @@ class AttributeWatch:
         return type(obj)
 
 
-def resolve_method(kind, cls, attr, instance=None):
+def resolve_method(kind: ReceiverKind, cls: type, attr: str, instance=None):
     """What `<receiver>.<attr>(...)` calls, for a receiver of the given kind and class:
     (function to transform, first argument), the first argument being None (the call's own
     arguments only), "receiver" (the receiver goes first) or a class (that class goes first);
@@ -136,10 +137,10 @@ def resolve_method(kind, cls, attr, instance=None):
     if isinstance(member, staticmethod):
         return transformable(member.__func__), None
     if isinstance(member, classmethod):
-        return method_function(member.__func__, "class", cls), "receiver" if kind == "class" else cls
+        return method_function(member.__func__, ReceiverKind.CLASS, cls), "receiver" if kind is ReceiverKind.CLASS else cls
     if isinstance(member, types.FunctionType):
-        if kind == "instance":
-            return method_function(member, "instance", cls, instance), "receiver"
+        if kind is ReceiverKind.INSTANCE:
+            return method_function(member, ReceiverKind.INSTANCE, cls, instance), "receiver"
         return transformable(member), None      # Class.f(obj, ...): an ordinary call
     return None
 
@@ -170,12 +171,12 @@ def unpack_callable(f):
             f = f.func
         elif isinstance(f, types.MethodType):
             recv = f.__self__
-            kind, cls = ("class", recv) if isinstance(recv, type) else ("instance", type(recv))
+            kind, cls = (ReceiverKind.CLASS, recv) if isinstance(recv, type) else (ReceiverKind.INSTANCE, type(recv))
             pre = (recv,) + pre
             inner = f.__func__      # a decorated method: the wrapper's code, as it runs
             if not isinstance(inner, types.FunctionType) or hasattr(inner, "__srcad_derived__"):
                 return _refuse_wrapper(f.__func__) or (f, pre, kw)
-            f = method_function(inner, kind, cls, recv if kind == "instance" else None)
+            f = method_function(inner, kind, cls, recv if kind is ReceiverKind.INSTANCE else None)
         elif isinstance(f, staticmethod):
             f = f.__func__
         elif isinstance(f, classmethod):

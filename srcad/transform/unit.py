@@ -276,8 +276,8 @@ def _base_name(func):
     """A callee's name in generated code: a method's carries the class that defines it (`Encoder_forward`)."""
     if not getattr(func, "__srcad_receiver__", None):
         return func.__name__
-    owner = func.__qualname__.split(".")[-2:-1] or [getattr(func, "__srcad_receiver__")[1].__name__]
-    owner = owner[0] if owner[0].isidentifier() else getattr(func, "__srcad_receiver__")[1].__name__
+    owner = func.__qualname__.split(".")[-2:-1] or [func.__srcad_receiver__.cls.__name__]
+    owner = owner[0] if owner[0].isidentifier() else func.__srcad_receiver__.cls.__name__
     return f"{owner}_{func.__name__}"
 
 
