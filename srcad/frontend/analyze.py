@@ -94,7 +94,8 @@ class Analysis(Classify):
             fn, line, col = self.parsed.where(op.node)
             raise MissingRuleError(op.missing, fn, line, col, fix=op.missing_fix)
         if op.unsupported:
-            raise UnsupportedSyntaxError(op.unsupported[0], *self.parsed.where(op.node), hint=op.unsupported[1])
+            raise UnsupportedSyntaxError(op.unsupported.construct, *self.parsed.where(op.node),
+                                         hint=op.unsupported.hint)
         return op.rule is None or not op.rule.nondiff
 
     def check_mutations(self, mode: str = "reverse") -> None:
