@@ -82,7 +82,7 @@ class Analysis(Classify):
                                                        if op.rule is None or op.rule.carries(p))
         return reach(returned, lambda n: reads.get(n, ()))
 
-    def is_active(self, op):
+    def is_active(self, op: Op) -> bool:
         """Does this statement need an adjoint (or tangent)?"""
         if op.target is None or op.target not in self.active or op.target not in self.useful:
             return False

@@ -5,11 +5,18 @@ materialised when an active name is assigned a constant), so tangent templates n
 placeholder. Control flow is kept as it is: the tangent of an `if` is the same `if`.
 """
 import ast
+from typing import TYPE_CHECKING
 
 from ..errors import MissingRuleError
 from ..frontend.ops import OpKind
 from ..syntax import N, assign, ast_copy, comment, index_expr, rt
 from .templates import bound_mapping, instantiate, param_of, primal_statement
+
+if TYPE_CHECKING:
+    from ..frontend.analyze import Analysis, Op
+    from ..frontend.parsed import Parsed
+    from ..syntax import Namer
+    from .unit import Unit
 
 
 class Forward:
@@ -22,17 +29,18 @@ class Forward:
     Invariants: every active and useful name carries a real tangent (`<name>_dot`), assigned
     right after its primal statement; control flow is the user's, unchanged."""
 
-    def __init__(self, fn, analysis, parsed, namer, wrt, unit):
+    def __init__(self, fn: ast.FunctionDef, analysis: "Analysis", parsed: "Parsed", namer: "Namer",
+                 wrt: list[str], unit: "Unit") -> None:
         self.fn, self.an, self.parsed, self.namer = fn, analysis, parsed, namer
         self.wrt, self.unit = list(wrt), unit
         self.dots = {}
 
-    def dot(self, v):
+    def dot(self, v: str) -> str:
         if v not in self.dots:
             self.dots[v] = self.namer.fresh(v + "_dot")
         return self.dots[v]
 
-    def carries(self, v):
+    def carries(self, v: str) -> bool:
         return v in self.an.active and v in self.an.useful
 
     def fail(self, op, what, func=None):
@@ -40,7 +48,7 @@ class Forward:
         raise MissingRuleError(what, fn, line, col, mode="forward", func=func)
 
     # -- statements ------------------------------------------------------------------------
-    def block(self, stmts):
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out, line = [], None
         for st in stmts:
             ul = getattr(st, "user_line", None)
@@ -52,7 +60,7 @@ class Forward:
             out += self.stmt(st)
         return out
 
-    def stmt(self, st):
+    def stmt(self, st: ast.stmt) -> list[ast.stmt]:
         op = self.an.op(st)
         k = op.kind
         if k in (OpKind.ASSIGN, OpKind.DISPLAY):
@@ -107,7 +115,7 @@ class Forward:
             return [ast.Return(ast.Tuple([ast_copy(ret), ret_dot], ast.Load()))]
         return [ast_copy(st)]
 
-    def assign(self, op):
+    def assign(self, op: "Op") -> list[ast.stmt]:
         v = op.target
         if not self.carries(v):
             code = [primal_statement(op)]
@@ -187,7 +195,7 @@ class Forward:
                                                             [prim, tans], []))]
 
     # -- the whole function ----------------------------------------------------------------
-    def run(self, name):
+    def run(self, name: str) -> ast.FunctionDef:
         fn = self.fn
         # a parameter not differentiated that is assigned an active value somewhere: its reads before
         # that assignment see a zero tangent

@@ -8,11 +8,15 @@ Branches join (lattice.py); a loop's head joins what each iteration brings back 
 moving, and after 10 rounds whatever still moves is unknown (`widen`)."""
 import ast
 import builtins
+from typing import TYPE_CHECKING, Iterator
 
 from ...dataflow import Dataflow
 from ...rules.registry import facts
 from .lattice import _UNDEF, UNKNOWN, Kind, _join_env, join
 from .operations import Operations
+
+if TYPE_CHECKING:
+    from ...frontend.analyze import Analysis
 
 _WIDEN_AFTER = 10       # rounds of a loop before what still moves becomes unknown
 
@@ -144,7 +148,7 @@ class Kinds:
     """Kind inference over a normalized function (see the package docstring): the kinds problem
     solved once, and what the transformer asks of it."""
 
-    def __init__(self, fn: ast.FunctionDef, analysis, params: dict):
+    def __init__(self, fn: ast.FunctionDef, analysis: "Analysis", params: dict[str, Kind]) -> None:
         self.an = analysis
         self._before: dict = {}     # id(stmt) -> env (name -> Kind) just before it
         self._result: dict = {}     # id(stmt) -> Kind of the name it assigns
@@ -162,29 +166,29 @@ class Kinds:
         ends = [e for e in (flow.returned, end) if e is not None]
         self._end = _join_env(*ends) if len(ends) == 2 else (ends[0] if ends else {})
 
-    def before(self, st, name) -> Kind:
+    def before(self, st: ast.stmt, name: str) -> Kind:
         k = self._before.get(id(st), {}).get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
 
-    def result(self, st) -> Kind:
+    def result(self, st: ast.stmt) -> Kind:
         return self._result.get(id(st), UNKNOWN)
 
-    def exit(self, st, name) -> Kind:
+    def exit(self, st: ast.stmt, name: str) -> Kind:
         k = self._exit.get(id(st), {}).get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
 
-    def exit_of_body(self, name) -> Kind:
+    def exit_of_body(self, name: str) -> Kind:
         """The kind of name at the end of the function (where it returns)."""
         k = self._end.get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
 
-    def assigned(self):
+    def assigned(self) -> Iterator[tuple[str, Kind]]:
         """(name, kind) of every parameter and of every assignment to a name."""
         yield from self._params.items()
         for st in self._targets:
             yield st.targets[0].id, self.result(st)
 
-    def names(self):
+    def names(self) -> Iterator[tuple[int, str, Kind]]:
         """Every (statement id, name, kind) recorded: for tests and for whole-function checks."""
         for sid, env in self._before.items():
             for name, k in env.items():

@@ -31,13 +31,13 @@ def _arg_key(a):
     return "other"
 
 
-def signature(args, kwargs=None):
+def signature(args, kwargs: dict | None = None) -> tuple:
     """The abstract signature of a call: one key per argument (keywords sorted by name)."""
     return (tuple([_arg_key(a) for a in args]),
             tuple(sorted([(k, _arg_key(v)) for k, v in kwargs.items()])) if kwargs else ())
 
 
-def param_kinds(func, sig):
+def param_kinds(func, sig: tuple | None) -> dict[str, Kind]:
     """Parameter name -> Kind for a call of func with abstract signature sig (None: all unknown)."""
     if sig is None:
         return {}
