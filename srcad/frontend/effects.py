@@ -12,7 +12,7 @@ import types
 import numpy as np
 
 from ..rules.registry import facts, fact_of_chain
-from .callees import is_user_function
+from .callees import INPLACE_METHODS, is_user_function
 from .parse import parse_function
 
 _SHARED_STATE = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
@@ -86,8 +86,8 @@ def rerun_hazard(func, seen=None):
                 continue
             if _impure(parsed, chain):
                 return parsed, node, f"calls `{'.'.join(chain)}`, which draws from or changes shared state"
-            if len(chain) > 1 and not isinstance(parsed.env.get(chain[0]), types.ModuleType) and chain[-1] in ("append", "extend", "insert", "pop", "update", "clear", "add",
-                                                 "remove", "setdefault", "fill", "sort", "resize", "put"):
+            if len(chain) > 1 and not isinstance(parsed.env.get(chain[0]), types.ModuleType) \
+                    and chain[-1] in INPLACE_METHODS:       # the registry's methods that change their receiver
                 return parsed, node, f"changes the module-level object `{chain[0]}` with `.{chain[-1]}(...)`"
             callee = _resolve(parsed, chain)
             if is_user_function(callee):
