@@ -16,7 +16,7 @@ from ...frontend.ops import OpKind
 from ...syntax import N, assign, ast_copy, comment, index_expr, rt
 from ..templates import bound_mapping, instantiate, param_of
 from .ownership import Own
-from .tape import _pop
+from .tape import TapeOp, _pop
 
 
 class AdjointStatements:
@@ -79,7 +79,7 @@ class AdjointStatements:
                 self.own.pop(b, None)
                 self.filled.pop(b, None)
                 if overwrites:
-                    code.append(self.marker("pop", v, st))
+                    code.append(self.marker(TapeOp.POP, v, st))
                 code += self.contributions(op, g, ans, live)
             else:
                 code += self.contributions(op, b, v, live)
@@ -87,13 +87,13 @@ class AdjointStatements:
                 self.own.pop(b, None)
                 self.filled.pop(b, None)
                 if overwrites:
-                    code.append(self.marker("pop", v, st))
+                    code.append(self.marker(TapeOp.POP, v, st))
         else:
             live.discard(b)
             self.own.pop(b, None)
             self.filled.pop(b, None)
             if overwrites:
-                code.append(self.marker("pop", v, st))
+                code.append(self.marker(TapeOp.POP, v, st))
         return code
 
     def contributions(self, op, g, ans, live):
@@ -255,7 +255,7 @@ class AdjointStatements:
                 code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
                 self.own.pop(b, None)
         self.filled.pop(b, None)
-        code.append(self.marker("restore", y, st))
+        code.append(self.marker(TapeOp.RESTORE, y, st))
         return code
 
     def adj_append(self, op, live):
@@ -269,5 +269,5 @@ class AdjointStatements:
             code.append(assign(b, rt("drop_last", N(b))))
             self.own.pop(b, None)
             self.filled.pop(b, None)
-        code.append(self.marker("unappend", xs, st))
+        code.append(self.marker(TapeOp.UNAPPEND, xs, st))
         return code
