@@ -17,11 +17,18 @@ import keyword
 import re
 import types
 import weakref
+from enum import Enum
 
 from ..errors import SrcadError, UnsupportedSyntaxError
 from .parsed import MethodOf, ReceiverKind
 
 _COPIES = weakref.WeakKeyDictionary()    # original function -> {variant: copy}
+
+
+class FirstArg(Enum):
+    """What `resolve_method` says goes first in the call of the function it found, besides None
+    (the call's own arguments only) and a class (that class goes first)."""
+    RECEIVER = "receiver"   # the receiver `<receiver>.<attr>(...)` was called on
 
 
 def _copy(func, variant, name, rename_code=True, **attrs):
@@ -128,7 +135,7 @@ class AttributeWatch:
 def resolve_method(kind: ReceiverKind, cls: type, attr: str, instance=None):
     """What `<receiver>.<attr>(...)` calls, for a receiver of the given kind and class:
     (function to transform, first argument), the first argument being None (the call's own
-    arguments only), "receiver" (the receiver goes first) or a class (that class goes first);
+    arguments only), FirstArg.RECEIVER (the receiver goes first) or a class (that class goes first);
     None when the class has no such function (an attribute of the instance, say)."""
     try:
         member = inspect.getattr_static(cls, attr)
@@ -137,10 +144,11 @@ def resolve_method(kind: ReceiverKind, cls: type, attr: str, instance=None):
     if isinstance(member, staticmethod):
         return transformable(member.__func__), None
     if isinstance(member, classmethod):
-        return method_function(member.__func__, ReceiverKind.CLASS, cls), "receiver" if kind is ReceiverKind.CLASS else cls
+        return method_function(member.__func__, ReceiverKind.CLASS, cls), \
+            FirstArg.RECEIVER if kind is ReceiverKind.CLASS else cls
     if isinstance(member, types.FunctionType):
         if kind is ReceiverKind.INSTANCE:
-            return method_function(member, ReceiverKind.INSTANCE, cls, instance), "receiver"
+            return method_function(member, ReceiverKind.INSTANCE, cls, instance), FirstArg.RECEIVER
         return transformable(member), None      # Class.f(obj, ...): an ordinary call
     return None
 

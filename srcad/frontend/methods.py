@@ -16,7 +16,7 @@ import types
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
-from .callables import AttributeWatch, method_function, resolve_method
+from .callables import AttributeWatch, FirstArg, method_function, resolve_method
 from .callees import atom_names as _names, is_user_function as _is_user
 from .parsed import Receiver, ReceiverKind
 
@@ -59,7 +59,7 @@ def method_call(an, op, call):
                 f"function by its module-level name")
         return False
     op.callee, first = found
-    if first == "receiver":
+    if first is FirstArg.RECEIVER:
         op.receiver = f.value
     elif first is not None:
         op.receiver = ast.Constant(first)
@@ -90,7 +90,7 @@ def _of_attribute(an, op, call, recv: Receiver):
         return False
     an.parsed.extra_watch.append((AttributeWatch(recv.instance), tuple(chain), type(obj)))
     op.callee, op.receiver = found[0], f.value
-    if found[1] not in (None, "receiver"):      # a classmethod: its class goes first
+    if found[1] not in (None, FirstArg.RECEIVER):      # a classmethod: its class goes first
         op.receiver = ast.Constant(found[1])
     elif found[1] is None:
         op.receiver = None
