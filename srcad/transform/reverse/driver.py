@@ -11,7 +11,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from ...syntax import N, assign, ast_copy, comment, names_read, rt
-from ..kinds import real
+from ..kinds import Cat, real
 from .adjoint import AdjointStatements
 from .control import AdjointControl
 from .ownership import Own, Ownership
@@ -108,7 +108,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
         if isinstance(ret, ast.Name) and ret.id in self.an.active:
             b = self.bar(ret.id)
             seed = N(self.seed)
-            if self.kinds is not None and self.kinds.exit_of_body(ret.id).cat == "array":
+            if self.kinds is not None and self.kinds.exit_of_body(ret.id).cat is Cat.ARRAY:
                 # a size-1 array's seed may be a number: give it the array's shape, which the
                 # adjoints that know shapes rely on
                 seed = rt("broadcast_like", seed, N(ret.id))

@@ -12,6 +12,7 @@ from ...frontend.ops import OpKind
 from ...rules.fact_values import ResultKind
 from ...rules.registry import facts
 from ...syntax import N
+from ..kinds import Cat
 
 
 class Plain:
@@ -28,7 +29,7 @@ class Plain:
             ok = type(idx.value) is int
         else:
             k = self.kinds.before(op.node, idx.id)
-            ok = k.cat == "py" and k.dtype == "l"
+            ok = k.cat is Cat.PY and k.dtype == "l"
         return idx if ok and self.kinds.result(op.node).rank0 else None
 
     def _int_index(self, st, x, idx):
@@ -36,13 +37,13 @@ class Plain:
         if self.kinds is None:
             return False
         k = self.kinds.before(st, x)
-        if k.cat != "array" or k.ndim != 1 or k.dtype not in ("d", "f", "l", "?"):
+        if k.cat is not Cat.ARRAY or k.ndim != 1 or k.dtype not in ("d", "f", "l", "?"):
             return False
         if isinstance(idx, ast.Constant):
             return type(idx.value) is int
         if isinstance(idx, ast.Name):
             ki = self.kinds.before(st, idx.id)
-            return ki.cat == "py" and ki.dtype == "l"
+            return ki.cat is Cat.PY and ki.dtype == "l"
         return False
 
     def _int_read(self, op):
@@ -64,7 +65,7 @@ class Plain:
             return idx if type(idx.value) is int else None
         if isinstance(idx, ast.Name):
             k = self.kinds.before(st, idx.id)
-            return idx if k.cat == "py" and k.dtype == "l" else None
+            return idx if k.cat is Cat.PY and k.dtype == "l" else None
         return None
 
     def _same_shape(self, st, n):
@@ -88,7 +89,7 @@ class Plain:
                 b.get("keepdims", ast.Constant(False)).value is not False:
             return None
         x = self.kinds.before(op.node, b["x"].id)
-        if x.cat != "array" or x.dtype not in ("d", "f") or not x.ndim:
+        if x.cat is not Cat.ARRAY or x.dtype not in ("d", "f") or not x.ndim:
             return None
         like = self._shape_source(op.node, b["x"].id, x)
         fill = N(g)
@@ -107,7 +108,7 @@ class Plain:
         if not (isinstance(x, ast.Name) and isinstance(y, ast.Name)):
             return None
         kx, ky, res = (self.kinds.before(op.node, x.id), self.kinds.before(op.node, y.id), self.kinds.result(op.node))
-        if not all(k.cat == "array" and k.dtype == "d" for k in (kx, ky)) or res.shape is None:
+        if not all(k.cat is Cat.ARRAY and k.dtype == "d" for k in (kx, ky)) or res.shape is None:
             return None
         # g sure to be an array (never the symbolic zero; its shape is the product's, as the
         # runtime helpers take it to be)

@@ -12,6 +12,7 @@ import ast
 from enum import StrEnum
 
 from ...syntax import N, assign, ast_copy, index_expr, is_comment, names_read, rt
+from ..kinds import Cat
 
 
 class TapeOp(StrEnum):
@@ -71,7 +72,7 @@ class Tape:
                     v, val = inner.targets[0].id, inner.value
                     kind = self.kinds.result(inner)
                     if isinstance(val, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)) and \
-                            kind.cat == "py" and kind.dtype in ("l", "?") and \
+                            kind.cat is Cat.PY and kind.dtype in ("l", "?") and \
                             all(isinstance(n, (ast.Name, ast.Constant)) or not isinstance(n, ast.expr) or
                                 isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp))
                                 for n in ast.walk(val)) and \
