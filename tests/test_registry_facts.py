@@ -18,6 +18,7 @@ import pytest
 import srcad
 from srcad import runtime as rt
 from srcad.rules import registry
+from srcad.rules.fact_values import Alias, ResultKind
 from srcad.rules.registry import facts, lookup
 
 ROOT = pathlib.Path(srcad.__file__).parent
@@ -152,18 +153,18 @@ def test_fusions_and_kinds_are_declared_on_their_entries():
     assert fusion("getitem", "matmul", 0) == ("getitem_matmul", ())
     assert fusion("matmul_vjp_x", "index_vjp", 0) == ("index_matmul_vjp", (1,))
     assert fusion("getitem", "matmul", 1) is None and fusion("sin", "matmul", 0) is None
-    assert _kind_fact(".max") == "reduction" and _kind_fact(np.sum) == "reduction:sum"
-    assert _kind_fact(np.stack) == "stacked" and _kind_fact(np.dot) == "matmul"
-    assert _kind_fact(np.zeros_like) == "same" and _kind_fact(len) == "int"
+    assert _kind_fact(".max") is ResultKind.REDUCTION and _kind_fact(np.sum) is ResultKind.REDUCTION_SUM
+    assert _kind_fact(np.stack) is ResultKind.STACKED and _kind_fact(np.dot) is ResultKind.MATMUL
+    assert _kind_fact(np.zeros_like) is ResultKind.SAME and _kind_fact(len) is ResultKind.INT
 
 
 def test_facts_survive_a_rule_defined_after_them_and_give_no_derivative():
     key = object()
     try:
-        registry.declare(key, pure=True, alias="view")
+        registry.declare(key, pure=True, alias=Alias.VIEW)
         assert facts(key).pure is True and lookup(key) is None      # facts only: no derivative
         registry.defrule(key, "x", "g", "x_dot")
-        assert lookup(key) is not None and facts(key).pure is True and facts(key).alias == "view"
+        assert lookup(key) is not None and facts(key).pure is True and facts(key).alias is Alias.VIEW
     finally:
         registry._TABLE.pop(key, None)
         registry._FACTS_ONLY.pop(key, None)

@@ -90,6 +90,9 @@ def test_declarations_are_checked():
         registry.defrule(object(), "x, axis", ("g", "g"), "x_dot", discrete="axis")
     with pytest.raises(TypeError, match="declare a Spelling or a WhereReduction"):
         registry.declare(object(), spelling="axes")     # a typed fact, not its old string
+    for fact, old in (("alias", "view"), ("inplace", True), ("inplace", "container"), ("kind", "reduction:sum")):
+        with pytest.raises(TypeError, match=f"{fact}=.*: declare a"):
+            registry.declare(object(), **{fact: old})       # a typed fact (rules/fact_values.py), not a string
 
 
 def test_no_parameter_is_decided_by_name():

@@ -33,7 +33,7 @@ def _vjp_function(f, wrt, variant="plain"):
     receiver = getattr(f, "__srcad_receiver__", None)
     instance = getattr(f, "__srcad_instance__", lambda: None)()
     # a method's adjoint calls `self.helper(...)` as the method did: the same class resolves it
-    return method_function(adjoint, *receiver, instance) if receiver else adjoint
+    return method_function(adjoint, receiver.kind, receiver.cls, instance) if receiver else adjoint
 
 
 def _call_jvp(fn, primals, dots, kwargs=None):

@@ -82,7 +82,7 @@ class Analysis(Classify):
                                                        if op.rule is None or op.rule.carries(p))
         return reach(returned, lambda n: reads.get(n, ()))
 
-    def is_active(self, op):
+    def is_active(self, op: Op) -> bool:
         """Does this statement need an adjoint (or tangent)?"""
         if op.target is None or op.target not in self.active or op.target not in self.useful:
             return False
@@ -94,7 +94,8 @@ class Analysis(Classify):
             fn, line, col = self.parsed.where(op.node)
             raise MissingRuleError(op.missing, fn, line, col, fix=op.missing_fix)
         if op.unsupported:
-            raise UnsupportedSyntaxError(op.unsupported[0], *self.parsed.where(op.node), hint=op.unsupported[1])
+            raise UnsupportedSyntaxError(op.unsupported.construct, *self.parsed.where(op.node),
+                                         hint=op.unsupported.hint)
         return op.rule is None or not op.rule.nondiff
 
     def check_mutations(self, mode: str = "reverse") -> None:

@@ -17,10 +17,18 @@ import keyword
 import re
 import types
 import weakref
+from enum import Enum
 
 from ..errors import SrcadError, UnsupportedSyntaxError
+from .parsed import MethodOf, ReceiverKind
 
 _COPIES = weakref.WeakKeyDictionary()    # original function -> {variant: copy}
+
+
+class FirstArg(Enum):
+    """What `resolve_method` says goes first in the call of the function it found, besides None
+    (the call's own arguments only) and a class (that class goes first)."""
+    RECEIVER = "receiver"   # the receiver `<receiver>.<attr>(...)` was called on
 
 
 def _copy(func, variant, name, rename_code=True, **attrs):
@@ -73,9 +81,9 @@ def identifier(name):
     return out
 
 
-def method_function(func, kind, cls, instance=None):
+def method_function(func, kind: ReceiverKind, cls: type, instance=None):
     """A copy of a method's function whose first parameter is known to be an instance of cls
-    (kind "instance") or the class cls itself (kind "class"). Given the instance, the copy is
+    (ReceiverKind.INSTANCE) or the class cls itself (ReceiverKind.CLASS). Given the instance, the copy is
     that instance's own, so that `self.encoder.forward(x)` can be resolved through the object
     `self.encoder` holds (the generated code is regenerated if that attribute is rebound)."""
     func = transformable(func)
@@ -84,7 +92,7 @@ def method_function(func, kind, cls, instance=None):
     except TypeError:       # an object without weak references: resolved through its class only
         ref = None
     if ref is None:
-        return _copy(func, (kind, cls), func.__name__, __srcad_receiver__=(kind, cls))
+        return _copy(func, (kind, cls), func.__name__, __srcad_receiver__=MethodOf(kind, cls))
     variant = (kind, cls, id(instance))
     by_variant = _COPIES.setdefault(func, {})
     old = by_variant.get(variant)
@@ -93,7 +101,7 @@ def method_function(func, kind, cls, instance=None):
             del by_variant[v]
     elif old.__srcad_instance__() is not instance:     # an id reused by a new object
         del by_variant[variant]
-    return _copy(func, variant, func.__name__, __srcad_receiver__=(kind, cls), __srcad_instance__=ref)
+    return _copy(func, variant, func.__name__, __srcad_receiver__=MethodOf(kind, cls), __srcad_instance__=ref)
 
 
 class ItemWatch:
@@ -124,10 +132,10 @@ class AttributeWatch:
         return type(obj)
 
 
-def resolve_method(kind, cls, attr, instance=None):
+def resolve_method(kind: ReceiverKind, cls: type, attr: str, instance=None):
     """What `<receiver>.<attr>(...)` calls, for a receiver of the given kind and class:
     (function to transform, first argument), the first argument being None (the call's own
-    arguments only), "receiver" (the receiver goes first) or a class (that class goes first);
+    arguments only), FirstArg.RECEIVER (the receiver goes first) or a class (that class goes first);
     None when the class has no such function (an attribute of the instance, say)."""
     try:
         member = inspect.getattr_static(cls, attr)
@@ -136,10 +144,11 @@ def resolve_method(kind, cls, attr, instance=None):
     if isinstance(member, staticmethod):
         return transformable(member.__func__), None
     if isinstance(member, classmethod):
-        return method_function(member.__func__, "class", cls), "receiver" if kind == "class" else cls
+        return method_function(member.__func__, ReceiverKind.CLASS, cls), \
+            FirstArg.RECEIVER if kind is ReceiverKind.CLASS else cls
     if isinstance(member, types.FunctionType):
-        if kind == "instance":
-            return method_function(member, "instance", cls, instance), "receiver"
+        if kind is ReceiverKind.INSTANCE:
+            return method_function(member, ReceiverKind.INSTANCE, cls, instance), FirstArg.RECEIVER
         return transformable(member), None      # Class.f(obj, ...): an ordinary call
     return None
 
@@ -170,12 +179,12 @@ def unpack_callable(f):
             f = f.func
         elif isinstance(f, types.MethodType):
             recv = f.__self__
-            kind, cls = ("class", recv) if isinstance(recv, type) else ("instance", type(recv))
+            kind, cls = (ReceiverKind.CLASS, recv) if isinstance(recv, type) else (ReceiverKind.INSTANCE, type(recv))
             pre = (recv,) + pre
             inner = f.__func__      # a decorated method: the wrapper's code, as it runs
             if not isinstance(inner, types.FunctionType) or hasattr(inner, "__srcad_derived__"):
                 return _refuse_wrapper(f.__func__) or (f, pre, kw)
-            f = method_function(inner, kind, cls, recv if kind == "instance" else None)
+            f = method_function(inner, kind, cls, recv if kind is ReceiverKind.INSTANCE else None)
         elif isinstance(f, staticmethod):
             f = f.__func__
         elif isinstance(f, classmethod):

@@ -12,7 +12,7 @@ from ..syntax import index_expr
 from .callables import transformable
 from .callees import atom_names as _names, is_user_function
 from .methods import is_user_method, method_call, method_of_object
-from .ops import Op, OpKind
+from .ops import Op, OpKind, Unsupported
 
 
 def _restore_item():
@@ -229,7 +229,7 @@ class Classify:
                 # through, and srcad has no rule for either (never a silent zero)
                 names = _value_names(rhs)
                 what = "a set display" if isinstance(rhs, ast.Set) else f"`{type(rhs.op).__name__.lower()}`"
-                op.unsupported = (
+                op.unsupported = Unsupported(
                     f"{what} over a value that depends on the differentiated input (`{self.parsed.text(rhs)}`)",
                     "use a list for a collection of values" if isinstance(rhs, ast.Set) else
                     "write the choice as an if statement, or np.where(cond, a, b)")

@@ -16,8 +16,9 @@ import types
 
 from ..errors import UnsupportedSyntaxError
 from ..rules.registry import lookup
-from .callables import AttributeWatch, method_function, resolve_method
+from .callables import AttributeWatch, FirstArg, method_function, resolve_method
 from .callees import atom_names as _names, is_user_function as _is_user
+from .parsed import Receiver, ReceiverKind
 
 
 def is_user_method(obj):
@@ -29,8 +30,8 @@ def method_of_object(method):
     """The function to transform for a bound method of a global object (its receiver goes first)."""
     recv = method.__self__
     if isinstance(recv, type):
-        return method_function(method.__func__, "class", recv)
-    return method_function(method.__func__, "instance", type(recv))
+        return method_function(method.__func__, ReceiverKind.CLASS, recv)
+    return method_function(method.__func__, ReceiverKind.INSTANCE, type(recv))
 
 
 def _is_super_call(node):
@@ -46,20 +47,19 @@ def method_call(an, op, call):
     f, recv = call.func, an.parsed.receiver
     if recv is None or not isinstance(f.value, ast.Name):
         return False
-    if f.value.id != recv[0]:
+    if f.value.id != recv.param:
         return _of_attribute(an, op, call, recv)
-    instance = recv[3]() if recv[3] is not None else None
-    found = resolve_method(recv[1], recv[2], f.attr, instance)
+    found = resolve_method(recv.kind, recv.cls, f.attr, _instance(recv))
     if found is None:
         if lookup("." + f.attr) is None:
             raise UnsupportedSyntaxError(
-                f"the call `{an.parsed.text(f)}(...)`: {recv[2].__name__} has no method `{f.attr}` (a function "
+                f"the call `{an.parsed.text(f)}(...)`: {recv.cls.__name__} has no method `{f.attr}` (a function "
                 f"stored on the instance cannot be resolved when the code is generated)",
                 *an.parsed.where(call), hint=f"define `{f.attr}` as a method of the class, or call the "
                 f"function by its module-level name")
         return False
     op.callee, first = found
-    if first == "receiver":
+    if first is FirstArg.RECEIVER:
         op.receiver = f.value
     elif first is not None:
         op.receiver = ast.Constant(first)
@@ -67,25 +67,30 @@ def method_call(an, op, call):
     return True
 
 
-def _of_attribute(an, op, call, recv):
+def _instance(recv: Receiver):
+    """The instance a method's receiver holds, if known and still alive."""
+    return recv.instance() if recv.instance is not None else None
+
+
+def _of_attribute(an, op, call, recv: Receiver):
     """`t.m(x)` where the local t is `self.a.b` (or `super()`): the method of what that holds."""
     f = call.func
     site = _single_site(an.fn, f.value.id)
     if site is not None and _is_super_call(site.value):
         return _of_super(an, op, call, recv, site)
-    chain = _receiver_chain(an.fn, f.value.id, recv[0])
-    instance = recv[3]() if recv[3] is not None else None
+    chain = _receiver_chain(an.fn, f.value.id, recv.param)
+    instance = _instance(recv)
     if not chain or instance is None:
         return False
     obj = instance
     for a in chain:
         obj = getattr(obj, a, None)
-    found = resolve_method("instance", type(obj), f.attr, obj)
+    found = resolve_method(ReceiverKind.INSTANCE, type(obj), f.attr, obj)
     if found is None or not _is_user(found[0]):
         return False
-    an.parsed.extra_watch.append((AttributeWatch(recv[3]), tuple(chain), type(obj)))
+    an.parsed.extra_watch.append((AttributeWatch(recv.instance), tuple(chain), type(obj)))
     op.callee, op.receiver = found[0], f.value
-    if found[1] not in (None, "receiver"):      # a classmethod: its class goes first
+    if found[1] not in (None, FirstArg.RECEIVER):      # a classmethod: its class goes first
         op.receiver = ast.Constant(found[1])
     elif found[1] is None:
         op.receiver = None
@@ -93,15 +98,15 @@ def _of_attribute(an, op, call, recv):
     return True
 
 
-def _of_super(an, op, call, recv, site):
+def _of_super(an, op, call, recv: Receiver, site):
     """`super().m(x)` in a method: the m that follows the defining class in type(self)'s MRO,
     transformed too; the generated code names the class (`super(B, self)`), as it runs outside it."""
-    if recv[1] != "instance":
+    if recv.kind is not ReceiverKind.INSTANCE:
         return False
-    mro = recv[2].__mro__
+    mro = recv.cls.__mro__
     code = an.parsed.func.__code__
     if site.value.args:         # super(B, self): B names the class
-        if site.value.args[1].id != recv[0]:
+        if site.value.args[1].id != recv.param:
             return False
         found, named = an._resolve(site.value.args[0])
         at = mro.index(named) if found and named in mro else None
@@ -112,16 +117,15 @@ def _of_super(an, op, call, recv, site):
         if at is not None else None
     if not isinstance(member, types.FunctionType) or not _is_user(member):
         return False
-    instance = recv[3]() if recv[3] is not None else None
-    op.callee = method_function(member, "instance", recv[2], instance)
-    op.receiver = ast.Name(recv[0], ast.Load())
+    op.callee = method_function(member, ReceiverKind.INSTANCE, recv.cls, _instance(recv))
+    op.receiver = ast.Name(recv.param, ast.Load())
     if site.value.args:
         op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
         return True
     cls_name = f"{mro[at].__name__}_class"
     an.parsed.env[cls_name] = mro[at]
     site.value = ast.copy_location(ast.Call(ast.Name("super", ast.Load()), [ast.Name(cls_name, ast.Load()),
-                                                                           ast.Name(recv[0], ast.Load())], []),
+                                                                           ast.Name(recv.param, ast.Load())], []),
                                    site.value)
     op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
     return True

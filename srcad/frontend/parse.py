@@ -117,9 +117,11 @@ def parse_function(func: types.FunctionType) -> "Parsed":
     ast.increment_lineno(node, start - 1)
     node.decorator_list = []
     _mangle_private_attributes(func, node)
-    receiver = getattr(func, "__srcad_receiver__", None)
-    if receiver is not None and node.args.args:
-        receiver = Receiver(node.args.args[0].arg, *receiver, getattr(func, "__srcad_instance__", None))
+    method_of = getattr(func, "__srcad_receiver__", None)
+    receiver = None
+    if method_of is not None and node.args.args:
+        receiver = Receiver(node.args.args[0].arg, method_of.kind, method_of.cls,
+                            getattr(func, "__srcad_instance__", None))
     original = copy.deepcopy(node)
     env = _free_env(func)
     _default_values(func, node, env)

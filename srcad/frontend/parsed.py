@@ -5,16 +5,29 @@ import ast
 import builtins
 import linecache
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import NamedTuple
 
 
 _UNBOUND = object()
 
 
+class ReceiverKind(StrEnum):
+    """What a method's first parameter is known to hold (callables.method_function)."""
+    INSTANCE = "instance"   # an instance of the class
+    CLASS = "class"         # the class itself (a classmethod, or a method of a class object)
+
+
+class MethodOf(NamedTuple):
+    """A method copy's `__srcad_receiver__` (callables.method_function): what its first parameter holds."""
+    kind: ReceiverKind
+    cls: type               # the class the method was taken from
+
+
 class Receiver(NamedTuple):
     """What a method's first parameter holds (methods.py resolves `self.f(...)` with it)."""
     param: str              # the first parameter's name (`self`, `cls`)
-    kind: str               # "instance" or "class" (callables.method_function's kind)
+    kind: ReceiverKind
     cls: type               # the class the method was taken from
     instance: object        # a weak reference to the instance, or None
 

@@ -11,6 +11,7 @@ import builtins
 
 import numpy as np
 
+from .fact_values import Alias, InPlace, ResultKind
 from .registry import declare
 
 
@@ -25,24 +26,24 @@ declare([np.reshape, np.ravel, np.transpose, np.squeeze, np.asarray, np.asanyarr
          np.lib.stride_tricks.as_strided, np.lib.stride_tricks.sliding_window_view,
          builtins.list, builtins.tuple, builtins.reversed, builtins.iter, builtins.next,
          builtins.zip, builtins.enumerate, builtins.sorted, builtins.max, builtins.min,
-         builtins.dict], alias="view")
-declare([".reshape", ".ravel", ".view", ".transpose", ".swapaxes", ".squeeze", ".diagonal", ".conj"], alias="view")
+         builtins.dict], alias=Alias.VIEW)
+declare([".reshape", ".ravel", ".view", ".transpose", ".swapaxes", ".squeeze", ".diagonal", ".conj"], alias=Alias.VIEW)
 # methods whose result is an item of the receiver (a container), or a view of it (an array)
-declare([".get", ".pop", ".popitem", ".setdefault", ".values", ".items", ".__getitem__"], alias="item")
+declare([".get", ".pop", ".popitem", ".setdefault", ".values", ".items", ".__getitem__"], alias=Alias.ITEM)
 # attributes that share the receiver's memory, and those that share none
 declare([".T", ".mT", ".real", ".imag", ".flat", ".data", ".indices", ".indptr", ".row", ".col", ".base"],
-        alias="view-attribute")
-declare([".shape", ".ndim", ".size", ".dtype", ".nnz", ".itemsize", ".nbytes", ".format"], alias="plain-attribute")
+        alias=Alias.VIEW_ATTRIBUTE)
+declare([".shape", ".ndim", ".size", ".dtype", ".nnz", ".itemsize", ".nbytes", ".format"], alias=Alias.PLAIN_ATTRIBUTE)
 # methods that change their receiver (those that put their arguments into it: adds_items)
 declare([".fill", ".put", ".resize", ".setfield", ".itemset", ".partition", ".byteswap", ".eliminate_zeros",
-         ".sum_duplicates", ".sort_indices", ".setdiag", ".prune"], inplace=True)
-# (those of lists, dicts and sets: "container"; as values, `v = d.pop(k)`, they are not differentiated)
-declare([".pop", ".remove", ".clear", ".reverse", ".popitem", ".sort"], inplace="container")
-declare([".extend", ".insert", ".update", ".setdefault"], inplace="container", adds_items=True)
-declare([".append", ".add"], inplace=True, adds_items=True)
-declare([".keys", ".values", ".items"], kind="dict-view")     # a dict's keys, values, items
+         ".sum_duplicates", ".sort_indices", ".setdiag", ".prune"], inplace=InPlace.FIRST)
+# (those of lists, dicts and sets: CONTAINER; as values, `v = d.pop(k)`, they are not differentiated)
+declare([".pop", ".remove", ".clear", ".reverse", ".popitem", ".sort"], inplace=InPlace.CONTAINER)
+declare([".extend", ".insert", ".update", ".setdefault"], inplace=InPlace.CONTAINER, adds_items=True)
+declare([".append", ".add"], inplace=InPlace.FIRST, adds_items=True)
+declare([".keys", ".values", ".items"], kind=ResultKind.DICT_VIEW)     # a dict's keys, values, items
 # numpy functions that write into their first argument
-declare([np.put, np.place, np.putmask, np.fill_diagonal, np.copyto, np.put_along_axis], inplace=True)
+declare([np.put, np.place, np.putmask, np.fill_diagonal, np.copyto, np.put_along_axis], inplace=InPlace.FIRST)
 
 # ---- effects: read by the cleanup pass (which drops or reuses only calls without effects) -----------
 # NumPy and SciPy functions are pure except these (and a call given `out=`); a chain through one
@@ -56,15 +57,15 @@ declare([len, range, reversed, float, int, abs, min, max, tuple, list, zip, enum
 
 # ---- the kind of a call's result: read by the kinds pass (transform/kinds.py) ----------------
 # (x, axis, keepdims): a number or an array of one less dimension; a full sum's (mean's) adjoint
-# is its cotangent spread (and divided by the count): "reduction:sum", "reduction:mean"
-declare([np.max, np.amax, ".max", np.min, np.amin, ".min", np.prod, ".prod"], kind="reduction")
-declare([np.sum, ".sum"], kind="reduction:sum")
-declare([np.mean, ".mean"], kind="reduction:mean")
-declare([np.copy, ".copy", np.zeros_like, np.ones_like, np.empty_like, np.full_like], kind="same")
-declare([len, int], kind="int")           # a Python int (with one argument)
-declare([np.stack, np.array, np.asarray], kind="stacked")      # of a list of arrays: one more dimension
-declare(np.concatenate, kind="joined")       # of a list of arrays: along an axis
-declare([np.matmul, np.dot, ".dot"], kind="matmul")
-declare([".T", ".mT"], kind="transpose")      # attributes that are certainly an array's view (not a number's)
+# is its cotangent spread (and divided by the count): REDUCTION_SUM, REDUCTION_MEAN
+declare([np.max, np.amax, ".max", np.min, np.amin, ".min", np.prod, ".prod"], kind=ResultKind.REDUCTION)
+declare([np.sum, ".sum"], kind=ResultKind.REDUCTION_SUM)
+declare([np.mean, ".mean"], kind=ResultKind.REDUCTION_MEAN)
+declare([np.copy, ".copy", np.zeros_like, np.ones_like, np.empty_like, np.full_like], kind=ResultKind.SAME)
+declare([len, int], kind=ResultKind.INT)           # a Python int (with one argument)
+declare([np.stack, np.array, np.asarray], kind=ResultKind.STACKED)      # of a list of arrays: one more dimension
+declare(np.concatenate, kind=ResultKind.JOINED)       # of a list of arrays: along an axis
+declare([np.matmul, np.dot, ".dot"], kind=ResultKind.MATMUL)
+declare([".T", ".mT"], kind=ResultKind.TRANSPOSE)      # attributes that are certainly an array's view (not a number's)
 # calls that read only the items of their list operands (the kinds of those items stay known)
 declare([np.stack, np.concatenate, np.array, np.asarray, np.vstack, np.hstack, len, builtins.sum], reads_items=True)

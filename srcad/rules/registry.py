@@ -12,6 +12,8 @@ import inspect
 from dataclasses import dataclass, field
 from enum import Enum
 
+from .fact_values import TYPED, Alias, InPlace, ResultKind
+
 
 class Spelling(Enum):
     """Another spelling of a call, which the normalizer rewrites to the one a rule is for
@@ -59,15 +61,12 @@ class Rule:
     # -- facts the passes ask about the operation (see `declare`) --
     facts_only: bool = False    # an entry holding facts but no derivative: `lookup` does not return it
     subscript: bool = False     # applied by subscripting the object: np.r_[a, b] (its items the arguments)
-    alias: str = None           # "view": the result may share memory with the first argument (receiver);
-    #                             "item": it is an item of the receiver; "plain": it shares no memory
-    inplace: object = False     # writes into its first argument (a method: into its receiver); "container":
-    #                             a list/dict/set method that changes its receiver
+    alias: Alias = None         # how the result shares memory with the first argument (receiver)
+    inplace: InPlace = None     # what it writes into: its first argument (receiver), or a container's
     adds_items: bool = False    # an in-place method that puts its arguments into the receiver (append)
     pure: object = None         # True: no effects, a new value (may be dropped or reused); False: effects
     consumes: bool = False      # runtime helper that may update its first argument in place (rt.add)
-    kind: str = None            # the result's kind: "reduction" (sum-like: axis, keepdims), "same" (the
-    #                             first operand's kind), "int"/"float" (a Python number), "cast"
+    kind: ResultKind = None     # the result's kind, for the kinds pass
     fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
     cast: str = None            # a cast: the parameter naming its dtype (integer/bool: no derivative)
@@ -194,6 +193,9 @@ def declare(keys, **facts):
         raise ValueError(f"unknown operation facts: {sorted(unknown)}")
     if not isinstance(facts.get("spelling", Spelling.AXES), (Spelling, WhereReduction)):
         raise TypeError(f"spelling={facts['spelling']!r}: declare a Spelling or a WhereReduction")
+    for name, cls in TYPED.items():
+        if facts.get(name) is not None and type(facts[name]) is not cls:
+            raise TypeError(f"{name}={facts[name]!r}: declare a {cls.__name__} (one of {', '.join(cls.__members__)})")
     _FILLED[0] += 1
     for key in keys if isinstance(keys, (list, tuple)) else [keys]:
         entry = _TABLE.get(key) or _FACTS_ONLY.get(key)

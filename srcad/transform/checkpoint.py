@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..dataflow import Dataflow
 from ..errors import UnsupportedSyntaxError
+from ..rules.fact_values import InPlace
 from ..rules.registry import ANY, FactSet
 from ..syntax import N, assign, ast_copy, comment, names_read, rt
 
@@ -201,7 +202,7 @@ def _without_pushes(block, tape):
 
 _MODULES = frozenset({"np", "numpy", "rt", "sp", "scipy", "math", "special", "linalg"})     # np.sort(...)
 # functions that write into their first argument (np.copyto, np.put, ...): declared in the registry
-_WRITES_FIRST = FactSet("inplace", True)
+_WRITES_FIRST = FactSet("inplace", InPlace.FIRST)
 
 
 def _writes_first():

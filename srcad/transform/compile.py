@@ -19,7 +19,7 @@ def compile_module(source: str, modname: str, filename: str, supplied: dict) -> 
     return module
 
 
-def is_generated(func):
+def is_generated(func) -> bool:
     """Is func srcad's own generated code (a module that srcad/cache.py loaded)? Generated code is trusted input
     to the next transformation (forward mode over an adjoint), not user code."""
     return (getattr(func, "__module__", None) or "").startswith("srcad_generated.")

@@ -5,10 +5,19 @@ materialised when an active name is assigned a constant), so tangent templates n
 placeholder. Control flow is kept as it is: the tangent of an `if` is the same `if`.
 """
 import ast
+from typing import TYPE_CHECKING
 
 from ..errors import MissingRuleError
+from .kinds.lattice import Cat
+from ..frontend.ops import OpKind
 from ..syntax import N, assign, ast_copy, comment, index_expr, rt
 from .templates import all_dense, bound_mapping, instantiate, param_of, primal_statement
+
+if TYPE_CHECKING:
+    from ..frontend.analyze import Analysis, Op
+    from ..frontend.parsed import Parsed
+    from ..syntax import Namer
+    from .unit import Unit
 
 
 class Forward:
@@ -28,7 +37,8 @@ class Forward:
     tangent pieces add with `+`, no `rt.broadcast_like` where the shapes agree, and zeros are
     `0.0` / `np.zeros_like`. A tangent is taken to be of its primal's kind."""
 
-    def __init__(self, fn, analysis, parsed, namer, wrt, unit, kinds=None):
+    def __init__(self, fn: ast.FunctionDef, analysis: "Analysis", parsed: "Parsed", namer: "Namer",
+                 wrt: list[str], unit: "Unit", kinds=None) -> None:
         self.fn, self.an, self.parsed, self.namer = fn, analysis, parsed, namer
         self.wrt, self.unit = list(wrt), unit
         self.kinds = kinds
@@ -43,9 +53,9 @@ class Forward:
     def zeros(self, v, st):
         """A zero tangent for v, the value st assigns."""
         k = self.kinds.result(st) if self.kinds is not None else None
-        if k is not None and k.cat == "py":
+        if k is not None and k.cat is Cat.PY:
             return ast.Constant(0.0)
-        if k is not None and k.cat == "array" and k.dtype in ("d", "f"):
+        if k is not None and k.cat is Cat.ARRAY and k.dtype in ("d", "f"):
             return ast.Call(ast.Attribute(N("np"), "zeros_like", ast.Load()), [N(v)], [])
         return rt("zeros_like", N(v))
 
@@ -57,12 +67,12 @@ class Forward:
         return res.shape is not None and res.dense and all(
             self.kinds.before(op.node, n).shape == res.shape and self.kinds.before(op.node, n).dense for n in names)
 
-    def dot(self, v):
+    def dot(self, v: str) -> str:
         if v not in self.dots:
             self.dots[v] = self.namer.fresh(v + "_dot")
         return self.dots[v]
 
-    def carries(self, v):
+    def carries(self, v: str) -> bool:
         return v in self.an.active and v in self.an.useful
 
     def fail(self, op, what, func=None):
@@ -70,7 +80,7 @@ class Forward:
         raise MissingRuleError(what, fn, line, col, mode="forward", func=func)
 
     # -- statements ------------------------------------------------------------------------
-    def block(self, stmts):
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out, line = [], None
         for st in stmts:
             ul = getattr(st, "user_line", None)
@@ -82,12 +92,12 @@ class Forward:
             out += self.stmt(st)
         return out
 
-    def stmt(self, st):
+    def stmt(self, st: ast.stmt) -> list[ast.stmt]:
         op = self.an.op(st)
         k = op.kind
-        if k in ("assign", "display"):
+        if k in (OpKind.ASSIGN, OpKind.DISPLAY):
             return self.assign(op)
-        if k == "setitem":
+        if k is OpKind.SETITEM:
             code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
@@ -96,7 +106,7 @@ class Forward:
                 code.append(assign(self.dot(op.target), rt("set_at", N(self.dot(op.target)), N(op.target),
                                                             index_expr(idx), v_dot)))
             return code
-        if k == "append":
+        if k is OpKind.APPEND:
             code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
@@ -105,7 +115,7 @@ class Forward:
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "append", ast.Load()),
                                               [v_dot], [])))
             return code
-        if k == "restore_item":       # rt.restore_item(d, key, old): the tangent dict is restored alike
+        if k is OpKind.RESTORE_ITEM:       # rt.restore_item(d, key, old): the tangent dict is restored alike
             code = [ast_copy(st)]
             if self.carries(op.target):
                 v = op.rhs
@@ -113,22 +123,22 @@ class Forward:
                     else rt("zeros_like", ast_copy(v))
                 code.append(ast.Expr(rt("restore_item", N(self.dot(op.target)), ast_copy(st.value.args[1]), v_dot)))
             return code
-        if k == "pop":
+        if k is OpKind.POP:
             code = [ast_copy(st)]
             if self.carries(op.target):
                 code.append(ast.Expr(ast.Call(ast.Attribute(N(self.dot(op.target)), "pop", ast.Load()), [], [])))
             return code
-        if k == "if":
+        if k is OpKind.IF:
             return [ast.If(ast_copy(st.test), self.block(st.body) or [ast.Pass()], self.block(st.orelse))]
-        if k == "for":
+        if k is OpKind.FOR:
             body = self.block(st.body)
             if self.carries(st.target.id):     # a range index has no derivative, even where its
                 # name carries one elsewhere (an adjoint that pops it back from an active tape)
                 body.insert(0, assign(self.dot(st.target.id), rt("zeros_like", N(st.target.id))))
             return [ast.For(ast_copy(st.target), ast_copy(st.iter), body, [])]
-        if k == "while":
+        if k is OpKind.WHILE:
             return [ast.While(ast_copy(st.test), self.block(st.body), [])]
-        if k == "return":
+        if k is OpKind.RETURN:
             ret = st.value
             if isinstance(ret, ast.Name) and self.carries(ret.id):
                 ret_dot = N(self.dot(ret.id))
@@ -137,7 +147,7 @@ class Forward:
             return [ast.Return(ast.Tuple([ast_copy(ret), ret_dot], ast.Load()))]
         return [ast_copy(st)]
 
-    def assign(self, op):
+    def assign(self, op: "Op") -> list[ast.stmt]:
         v = op.target
         kind = self.kind_at(op.node)
         if not self.carries(v):
@@ -160,7 +170,7 @@ class Forward:
             self.fail(op, f"`{fname}`, which has a reverse-mode rule (register_vjp) but no forward-mode one", fname)
         inplace = any(n == v for _, n in op.operands)
         ans = self.namer.fresh(v + "_new") if inplace else v
-        if op.kind == "display":
+        if op.kind is OpKind.DISPLAY:
             is_dict = isinstance(op.rhs, ast.Dict)
             elts = [N(self.dot(e.id)) if isinstance(e, ast.Name) and e.id in self.an.active
                     else rt("zeros_like", ast_copy(e)) for e in (op.rhs.values if is_dict else op.rhs.elts)]
@@ -227,7 +237,7 @@ class Forward:
                                                             [prim, tans], []))]
 
     # -- the whole function ----------------------------------------------------------------
-    def run(self, name):
+    def run(self, name: str) -> ast.FunctionDef:
         fn = self.fn
         # a parameter not differentiated that is assigned an active value somewhere: its reads before
         # that assignment see a zero tangent

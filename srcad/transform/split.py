@@ -18,12 +18,12 @@ y_bar, a, b)`, which resumes the frame whose arguments are those very objects, o
 import ast
 
 from ..errors import SrcadError
-from .unit import _base_name, _identifier
+from .unit import Unit, _base_name, _identifier
 
 FRAMES = "callee_frames"
 
 
-def derive_splits(unit) -> dict:
+def derive_splits(unit: "Unit") -> dict:
     """Derive the split twin of every callee adjoint in the unit (their own callees too):
     {adjoint name: (split FunctionDef, user function, the adjoint's seed parameter)}."""
     splits: dict = {}
@@ -81,7 +81,7 @@ def _rt(helper, args, keywords=()):
     return ast.Call(ast.Attribute(ast.Name("rt", ast.Load()), helper, ast.Load()), list(args), list(keywords))
 
 
-def split_calls(unit, functions, splits) -> list:
+def split_calls(unit: "Unit", functions: list[ast.FunctionDef], splits: dict) -> list[ast.FunctionDef]:
     """Turn the split twins into generators and let every generated function call them (see the
     module docstring); returns the functions to emit (a twin that could not be made a generator
     is dropped, its calls left recomputing)."""

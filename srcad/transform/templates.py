@@ -4,9 +4,10 @@ import inspect
 
 import numpy as np
 
-from ..frontend.analyze import Op
+from ..frontend.ops import Op, OpKind
 from ..rules.registry import Rule
 from ..syntax import N, ast_copy
+from .kinds.lattice import Cat
 
 
 def instantiate(template: ast.AST, mapping: dict[str, ast.AST], floats: tuple[str, ...] = ()) -> ast.AST:
@@ -131,7 +132,7 @@ def primal_statement(op: Op, kind=None) -> ast.stmt:
     `kind(name)`: what the kinds pass makes sure of that name's value here (None: nothing known).
     A rule whose primal template serves sparse operands only (`primal_sparse`), or an index that
     may be an array only (`primal_array_index`), then keeps the statement as written."""
-    if op.kind == "assign" and op.rule is not None and op.rule.primal is not None:
+    if op.kind is OpKind.ASSIGN and op.rule is not None and op.rule.primal is not None:
         if kind is not None and (op.rule.primal_sparse and all_dense(op, kind)
                                  or op.rule.primal_array_index and _int(op.bound.get("idx"), kind)):
             return ast_copy(op.node)
@@ -153,5 +154,5 @@ def _int(idx, kind) -> bool:
         return type(idx.value) is int
     if isinstance(idx, ast.Name):
         k = kind(idx.id)
-        return k.cat == "py" and k.dtype == "l"
+        return k.cat is Cat.PY and k.dtype == "l"
     return False

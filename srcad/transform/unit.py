@@ -22,6 +22,7 @@ from .compile import is_generated
 from ..syntax import Namer, names_read
 
 if TYPE_CHECKING:
+    from ..frontend.parsed import Parsed
     from .pipeline import Options
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
@@ -80,7 +81,7 @@ class Unit:
         self.extra_env = {}          # names the generated module reaches that the user's code does not bind
         self.watch = []
 
-    def fresh(self, base):
+    def fresh(self, base: str) -> str:
         name, k = base, 1
         while name in self.names:
             k += 1
@@ -194,7 +195,7 @@ class Unit:
         self.primal_defs[func] = node
 
     # -- free names ------------------------------------------------------------------------
-    def imports_and_env(self, functions):
+    def imports_and_env(self, functions: list[ast.FunctionDef]) -> tuple[list[str], dict]:
         """Import lines for the modules the code names, and the objects srcad supplies itself."""
         defined = {f.name for f in functions} | {"np", "rt"}
         free = _free_names(functions)
@@ -247,7 +248,7 @@ def _same_generated(a, b):
         return False
 
 
-def refuse_reverse_over_tape(parsed):
+def refuse_reverse_over_tape(parsed: "Parsed") -> None:
     """Reverse mode over srcad's own generated code that keeps a tape (an adjoint of a loop, of list
     appends, of item writes undone): the tape's pops are not differentiated in reverse mode yet. Said
     so, with what works (forward mode over the adjoint), rather than run."""
@@ -268,7 +269,7 @@ def _tree_text(func):
     return ast.dump(ast.parse(textwrap.dedent(inspect.getsource(func))))
 
 
-def origin_of(parsed):
+def origin_of(parsed: "Parsed") -> tuple[str, str, int]:
     return parsed.func.__name__, parsed.filename, parsed.tree.lineno
 
 
@@ -276,8 +277,8 @@ def _base_name(func):
     """A callee's name in generated code: a method's carries the class that defines it (`Encoder_forward`)."""
     if not getattr(func, "__srcad_receiver__", None):
         return func.__name__
-    owner = func.__qualname__.split(".")[-2:-1] or [getattr(func, "__srcad_receiver__")[1].__name__]
-    owner = owner[0] if owner[0].isidentifier() else getattr(func, "__srcad_receiver__")[1].__name__
+    owner = func.__qualname__.split(".")[-2:-1] or [func.__srcad_receiver__.cls.__name__]
+    owner = owner[0] if owner[0].isidentifier() else func.__srcad_receiver__.cls.__name__
     return f"{owner}_{func.__name__}"
 
 

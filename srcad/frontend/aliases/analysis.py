@@ -3,6 +3,7 @@
 import ast
 import inspect
 import types
+from typing import TYPE_CHECKING
 
 from ...dataflow import Dataflow
 from ...errors import SrcadError
@@ -13,6 +14,9 @@ from .expressions import Expressions
 from .messages import Messages
 from .statements import Statements
 from .writes import Writes
+
+if TYPE_CHECKING:
+    from ..parsed import Parsed
 
 
 _SUMMARIES = {}
@@ -29,7 +33,7 @@ class _Aliases(Messages, Expressions, Writes, Statements, Dataflow):
     resolved (rebinding, guard) or raised as UnsupportedSyntaxError at the user's line."""
 
 
-    def __init__(self, parsed, fn, params, strict=True):
+    def __init__(self, parsed: "Parsed", fn: ast.FunctionDef, params, strict: bool = True) -> None:
         self.parsed, self.fn, self.strict = parsed, fn, strict
         self.params = list(params)
         self.locals = set(self.params)
@@ -50,7 +54,7 @@ class _Aliases(Messages, Expressions, Writes, Statements, Dataflow):
         self.containers = set()     # sites that make lists, tuples, dicts, sets
         self.guards = {}            # id(statement) -> (name, construct, hint, statement): run-time checks
 
-    def run(self):
+    def run(self) -> "_Aliases":
         self.nested_defs = {}
         S = _State()
         for p in self.params:
@@ -58,11 +62,11 @@ class _Aliases(Messages, Expressions, Writes, Statements, Dataflow):
         self.solve(self.fn.body, S)
         return self
 
-    def summary(self, func):
+    def summary(self, func) -> Summary:
         """What the user function `func`, called here, does to its arguments' objects."""
         return summary_of(func)
 
-    def summarize(self, fn, params):
+    def summarize(self, fn: ast.FunctionDef, params) -> Summary:
         """The summary of a function defined inside the one analysed (its captured names as parameters)."""
         return _summarize(self.parsed, fn, params)
 

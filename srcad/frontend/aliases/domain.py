@@ -4,17 +4,18 @@ its join, and the registry's facts on what calls, methods and attributes do to m
 import ast
 from dataclasses import dataclass
 
+from ...rules.fact_values import Alias, ResultKind
 from ...rules.registry import FactSet
 
 WHOLE, VIEW, ITEM = "whole", "view", "item"
 
 # what calls, methods and attributes do to memory: declared in the registry (rules/numpy_rules.py)
-_VIEW_FUNCS = FactSet("alias", "view")                    # the result may share memory with the arguments
-_VIEW_METHODS = FactSet("alias", "view", methods=True)    # ... with the receiver
-_ITEM_METHODS = FactSet("alias", "item", methods=True)    # an item of the receiver (or a view of it)
-_VIEW_ATTRS = FactSet("alias", "view-attribute", methods=True)
-_PLAIN_ATTRS = FactSet("alias", "plain-attribute", methods=True)
-_TRANSPOSES = FactSet("kind", "transpose", methods=True)        # `.T`: certainly an array's view
+_VIEW_FUNCS = FactSet("alias", Alias.VIEW)                    # the result may share memory with the arguments
+_VIEW_METHODS = FactSet("alias", Alias.VIEW, methods=True)    # ... with the receiver
+_ITEM_METHODS = FactSet("alias", Alias.ITEM, methods=True)    # an item of the receiver (or a view of it)
+_VIEW_ATTRS = FactSet("alias", Alias.VIEW_ATTRIBUTE, methods=True)
+_PLAIN_ATTRS = FactSet("alias", Alias.PLAIN_ATTRIBUTE, methods=True)
+_TRANSPOSES = FactSet("kind", ResultKind.TRANSPOSE, methods=True)        # `.T`: certainly an array's view
 _ADDS_ITEMS = FactSet("adds_items", methods=True)
 
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",

@@ -5,12 +5,13 @@ subscripts."""
 import ast
 import builtins
 
+from ...rules.fact_values import ResultKind
 from ...rules.registry import FactSet
 from ...syntax import N as name, assign, ast_copy
 from .nodes import _loc
 
 # d.keys(), d.values(), d.items() (facts declared in the registry, rules/numpy_rules.py)
-_DICT_VIEWS = FactSet("kind", "dict-view", methods=True)
+_DICT_VIEWS = FactSet("kind", ResultKind.DICT_VIEW, methods=True)
 
 
 class Containers:

@@ -5,6 +5,7 @@ carry no derivative); conditional expressions become if statements; branch and l
 become names."""
 import ast
 
+from ...rules.fact_values import InPlace
 from ...rules.registry import FactSet, facts
 from ...syntax import N as name, assign
 from .names import _constants
@@ -13,7 +14,7 @@ from .nodes import _has_call, _is_atom, _loc
 _INACTIVE_EXPR = (ast.Compare, ast.BoolOp, ast.JoinedStr, ast.Set, ast.FormattedValue)
 # methods that change a list or dict in place: as values (`v = d.pop(k)`) they are not differentiated
 # (facts declared in the registry, rules/numpy_rules.py)
-_IN_PLACE = FactSet("inplace", "container", methods=True)
+_IN_PLACE = FactSet("inplace", InPlace.CONTAINER, methods=True)
 
 
 class Expressions:

@@ -8,11 +8,15 @@ Branches join (lattice.py); a loop's head joins what each iteration brings back 
 moving, and after 10 rounds whatever still moves is unknown (`widen`)."""
 import ast
 import builtins
+from typing import TYPE_CHECKING, Iterator
 
 from ...dataflow import Dataflow
 from ...rules.registry import facts
-from .lattice import _UNDEF, UNKNOWN, Kind, _join_env, join
+from .lattice import _UNDEF, UNKNOWN, Cat, Kind, _join_env, join
 from .operations import Operations
+
+if TYPE_CHECKING:
+    from ...frontend.analyze import Analysis
 
 _WIDEN_AFTER = 10       # rounds of a loop before what still moves becomes unknown
 
@@ -46,7 +50,7 @@ class _Flow(Operations, Dataflow):
     def target(self, st, env):
         env = dict(env)
         if isinstance(st.target, ast.Name):
-            env[st.target.id] = Kind("py", "l", 0, ()) if self._is_range(st) else UNKNOWN
+            env[st.target.id] = Kind(Cat.PY, "l", 0, ()) if self._is_range(st) else UNKNOWN
         else:       # `for i, x in ...`: what the loop binds is not followed
             for n in ast.walk(st.target):
                 if isinstance(n, ast.Name):
@@ -64,8 +68,8 @@ class _Flow(Operations, Dataflow):
             t = st.targets[0]
             if isinstance(t, ast.Name):
                 k = self._assign(st, env)
-                if k.cat == "list" and not isinstance(st.value, ast.List):
-                    k = Kind("list")        # another name for a list, or a list from elsewhere
+                if k.cat is Cat.LIST and not isinstance(st.value, ast.List):
+                    k = Kind(Cat.LIST)        # another name for a list, or a list from elsewhere
                 self.into._result[id(st)] = k
                 env = dict(self._escape(st, env, safe=self._reads_items(st)))
                 env[t.id] = k
@@ -73,7 +77,7 @@ class _Flow(Operations, Dataflow):
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                 # an item write keeps an array's kind (shape, dtype); a list's items join the value
                 k = env.get(t.value.id, _UNDEF)
-                if k is not _UNDEF and k.cat == "list":
+                if k is not _UNDEF and k.cat is Cat.LIST:
                     env = dict(env)
                     env[t.value.id] = self._with_item(k, self._atom(st.value, env))
                 return self._escape(st, env)
@@ -82,7 +86,7 @@ class _Flow(Operations, Dataflow):
                 and st.value.func.attr == "append" and len(st.value.args) == 1 and not st.value.keywords:
             name = st.value.func.value.id
             k = env.get(name, _UNDEF)
-            if k is not _UNDEF and k.cat == "list":
+            if k is not _UNDEF and k.cat is Cat.LIST:
                 env = dict(env)
                 env[name] = self._with_item(k, self._atom(st.value.args[0], env))
                 return self._escape(st, env, keep=name)
@@ -97,9 +101,9 @@ class _Flow(Operations, Dataflow):
     # -- lists ---------------------------------------------------------------------------------
     @staticmethod
     def _with_item(k, v):
-        v = Kind("list") if v.cat == "list" else v
+        v = Kind(Cat.LIST) if v.cat is Cat.LIST else v
         item = join(k.item, v) if k.item is not None else None
-        return Kind("list", item=item if item not in (None, UNKNOWN) else None)
+        return Kind(Cat.LIST, item=item if item not in (None, UNKNOWN) else None)
 
     def _reads_items(self, st):
         """Does this assignment only read its list operands' items (their kinds stay valid)?"""
@@ -123,9 +127,9 @@ class _Flow(Operations, Dataflow):
         for n in ast.walk(st):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id != keep:
                 k = env.get(n.id, _UNDEF)
-                if k is not _UNDEF and k.cat == "list" and k.item is not None:
+                if k is not _UNDEF and k.cat is Cat.LIST and k.item is not None:
                     out = dict(env) if out is None else out
-                    out[n.id] = Kind("list")
+                    out[n.id] = Kind(Cat.LIST)
         return env if out is None else out
 
     def _is_range(self, st):
@@ -144,7 +148,7 @@ class Kinds:
     """Kind inference over a normalized function (see the package docstring): the kinds problem
     solved once, and what the transformer asks of it."""
 
-    def __init__(self, fn: ast.FunctionDef, analysis, params: dict):
+    def __init__(self, fn: ast.FunctionDef, analysis: "Analysis", params: dict[str, Kind]) -> None:
         self.an = analysis
         self._before: dict = {}     # id(stmt) -> env (name -> Kind) just before it
         self._result: dict = {}     # id(stmt) -> Kind of the name it assigns
@@ -162,29 +166,29 @@ class Kinds:
         ends = [e for e in (flow.returned, end) if e is not None]
         self._end = _join_env(*ends) if len(ends) == 2 else (ends[0] if ends else {})
 
-    def before(self, st, name) -> Kind:
+    def before(self, st: ast.stmt, name: str) -> Kind:
         k = self._before.get(id(st), {}).get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
 
-    def result(self, st) -> Kind:
+    def result(self, st: ast.stmt) -> Kind:
         return self._result.get(id(st), UNKNOWN)
 
-    def exit(self, st, name) -> Kind:
+    def exit(self, st: ast.stmt, name: str) -> Kind:
         k = self._exit.get(id(st), {}).get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
 
-    def exit_of_body(self, name) -> Kind:
+    def exit_of_body(self, name: str) -> Kind:
         """The kind of name at the end of the function (where it returns)."""
         k = self._end.get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
 
-    def assigned(self):
+    def assigned(self) -> Iterator[tuple[str, Kind]]:
         """(name, kind) of every parameter and of every assignment to a name."""
         yield from self._params.items()
         for st in self._targets:
             yield st.targets[0].id, self.result(st)
 
-    def names(self):
+    def names(self) -> Iterator[tuple[int, str, Kind]]:
         """Every (statement id, name, kind) recorded: for tests and for whole-function checks."""
         for sid, env in self._before.items():
             for name, k in env.items():

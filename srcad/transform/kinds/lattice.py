@@ -7,7 +7,7 @@ from typing import Optional
 
 
 class Cat(StrEnum):
-    """A value's category (a str, so `k.cat == "array"` reads as before)."""
+    """A value's category (compared by member: `k.cat is Cat.ARRAY`)."""
     PY = "py"               # a Python number
     NP = "np"               # a NumPy scalar (or a 0-d array)
     ARRAY = "array"
@@ -33,7 +33,7 @@ class Kind:
 
     @property
     def dense(self):
-        return self.cat in ("py", "np", "array")
+        return self.cat in (Cat.PY, Cat.NP, Cat.ARRAY)
 
     @property
     def rank0(self):
@@ -41,9 +41,9 @@ class Kind:
 
 
 UNKNOWN = Kind()
-NOTHING = Kind("nothing")       # the items of an empty list
+NOTHING = Kind(Cat.NOTHING)       # the items of an empty list
 _UNDEF = object()        # not bound yet on this path
-_PY = {"float": Kind("py", "d", 0, ()), "int": Kind("py", "l", 0, ()), "bool": Kind("py", "?", 0, ())}
+_PY = {"float": Kind(Cat.PY, "d", 0, ()), "int": Kind(Cat.PY, "l", 0, ()), "bool": Kind(Cat.PY, "?", 0, ())}
 
 
 def _scalar(cat, dtype):
@@ -58,12 +58,12 @@ def join(a, b):
         return UNKNOWN
     if a is NOTHING or b is NOTHING:
         return b if a is NOTHING else a
-    if a.cat == b.cat and a.cat in ("list", "tuple", "dict"):
+    if a.cat == b.cat and a.cat in (Cat.LIST, Cat.TUPLE, Cat.DICT):
         item = join(a.item, b.item) if a.item is not None and b.item is not None else None
         return Kind(a.cat, item=item if item != UNKNOWN else None)
     if not (a.dense and b.dense) or a.ndim is None or a.ndim != b.ndim:
         return UNKNOWN
-    cat = a.cat if a.cat == b.cat else ("np" if a.ndim == 0 else None)
+    cat = a.cat if a.cat == b.cat else (Cat.NP if a.ndim == 0 else None)
     if cat is None:
         return UNKNOWN
     return Kind(cat, a.dtype if a.dtype == b.dtype else None, a.ndim, a.shape if a.shape == b.shape else None)
@@ -71,7 +71,7 @@ def join(a, b):
 
 def real(k):
     """Is every value of kind k a float64 number or array (or a list of such)?"""
-    if k.cat == "list":
+    if k.cat is Cat.LIST:
         return k.item is NOTHING or k.item is not None and real(k.item)
     return k.dense and k.dtype == "d"
 

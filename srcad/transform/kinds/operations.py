@@ -6,8 +6,9 @@ import builtins
 
 import numpy as np
 
+from ...rules.fact_values import ResultKind
 from ...rules.registry import facts
-from .lattice import _PY, _UNDEF, NOTHING, UNKNOWN, Kind, _scalar, join
+from .lattice import _PY, _UNDEF, NOTHING, UNKNOWN, Cat, Kind, _scalar, join
 
 
 _REAL = ("d", "l", "?")
@@ -30,7 +31,7 @@ def broadcast(a, b, op=None):
         return UNKNOWN
     dtype = _arith_dtype(a, b, op)
     if a.ndim == 0 and b.ndim == 0:
-        return _scalar("py" if a.cat == b.cat == "py" else "np", dtype)
+        return _scalar(Cat.PY if a.cat == b.cat is Cat.PY else Cat.NP, dtype)
     if b.ndim == 0:
         shape = a.shape
     elif a.ndim == 0:
@@ -41,19 +42,19 @@ def broadcast(a, b, op=None):
         shape = ("bc",) + tuple(sorted((a.shape, b.shape), key=repr))
     else:
         shape = None
-    return Kind("array", dtype, max(a.ndim, b.ndim), shape)
+    return Kind(Cat.ARRAY, dtype, max(a.ndim, b.ndim), shape)
 
 
 def _matmul(a, b):
-    if a.cat != "array" or b.cat != "array" or a.ndim is None or b.ndim is None:
+    if a.cat is not Cat.ARRAY or b.cat is not Cat.ARRAY or a.ndim is None or b.ndim is None:
         return UNKNOWN
     dtype = "d" if a.dtype == b.dtype == "d" else None
     if a.ndim == 1 and b.ndim == 1:
-        return _scalar("np", dtype)
+        return _scalar(Cat.NP, dtype)
     if (a.ndim, b.ndim) in ((2, 1), (1, 2), (2, 2)):
         ndim = 1 if 1 in (a.ndim, b.ndim) else 2
         shape = ("@", a.shape, b.shape) if a.shape is not None and b.shape is not None else None
-        return Kind("array", dtype, ndim, shape)
+        return Kind(Cat.ARRAY, dtype, ndim, shape)
     return UNKNOWN
 
 
@@ -68,30 +69,30 @@ def _const_value(node, default):
 
 
 def _reduction(x, axis, keepdims):
-    if x.cat != "array" or x.ndim is None or axis is _UNDEF or keepdims is _UNDEF:
+    if x.cat is not Cat.ARRAY or x.ndim is None or axis is _UNDEF or keepdims is _UNDEF:
         return UNKNOWN
     dtype = x.dtype if x.dtype in ("d", "f") else None
     if keepdims:
-        return Kind("array", dtype, x.ndim, None)
+        return Kind(Cat.ARRAY, dtype, x.ndim, None)
     if axis is None:
-        return _scalar("np", dtype)
+        return _scalar(Cat.NP, dtype)
     if isinstance(axis, int) and not isinstance(axis, bool) and x.ndim >= 1:
         if x.ndim == 1:
-            return _scalar("np", dtype)
+            return _scalar(Cat.NP, dtype)
         shape = ("red", x.shape, axis % x.ndim) if x.shape is not None else None
-        return Kind("array", dtype, x.ndim - 1, shape)
+        return Kind(Cat.ARRAY, dtype, x.ndim - 1, shape)
     return UNKNOWN
 
 
-def _kind_fact(key):
+def _kind_fact(key) -> ResultKind | None:
     """The result kind the registry declares for a rule key (rules/numpy_rules.py), or None."""
     entry = facts(key)
     return entry.kind if entry is not None else None
 
 
 def _transposed(x):
-    if x.cat == "array" and x.ndim is not None:
-        return x if x.ndim <= 1 else Kind("array", x.dtype, x.ndim, ("T", x.shape) if x.shape else None)
+    if x.cat is Cat.ARRAY and x.ndim is not None:
+        return x if x.ndim <= 1 else Kind(Cat.ARRAY, x.dtype, x.ndim, ("T", x.shape) if x.shape else None)
     return UNKNOWN
 
 
@@ -124,15 +125,15 @@ class Operations:
                 return UNKNOWN      # a global: not followed
             return self._atom(rhs, env)
         if isinstance(rhs, ast.Tuple):
-            return Kind("tuple")
+            return Kind(Cat.TUPLE)
         if isinstance(rhs, ast.List):
             item = NOTHING
             for e in rhs.elts:
                 k = self._atom(e, env)
-                item = join(item, Kind("list") if k.cat == "list" else k)
-            return Kind("list", item=item if item != UNKNOWN else None)
+                item = join(item, Kind(Cat.LIST) if k.cat is Cat.LIST else k)
+            return Kind(Cat.LIST, item=item if item != UNKNOWN else None)
         if isinstance(rhs, ast.Dict):
-            return Kind("dict")
+            return Kind(Cat.DICT)
         op = self.an.op(st) if self.an is not None else None
         if isinstance(rhs, ast.BinOp):
             a, b = self._atom(rhs.left, env), self._atom(rhs.right, env)
@@ -160,12 +161,12 @@ class Operations:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return self._index_int(node.operand, env)
         k = self._atom(node, env)
-        return k.cat == "py" and k.dtype == "l"
+        return k.cat is Cat.PY and k.dtype == "l"
 
     def _subscript(self, x, sl, env):
-        if x.cat == "list" and x.item is not None and x.item is not NOTHING and self._index_int(sl, env):
+        if x.cat is Cat.LIST and x.item is not None and x.item is not NOTHING and self._index_int(sl, env):
             return x.item
-        if x.cat != "array" or x.ndim is None:
+        if x.cat is not Cat.ARRAY or x.ndim is None:
             return UNKNOWN
         items = sl.elts if isinstance(sl, ast.Tuple) else [sl]
         if any(isinstance(i, ast.Starred) or (isinstance(i, ast.Constant) and i.value in (None, Ellipsis))
@@ -183,10 +184,10 @@ class Operations:
             return UNKNOWN
         ndim = x.ndim - n_int
         if ndim == 0:
-            return _scalar("np", x.dtype)
+            return _scalar(Cat.NP, x.dtype)
         constant = all(_const(n) for i in items for n in ast.walk(i) if isinstance(n, (ast.Name, ast.Constant)))
         shape = ("[]", x.shape, ast.dump(sl)) if constant and x.shape is not None else None
-        return Kind("array", x.dtype, ndim, shape)
+        return Kind(Cat.ARRAY, x.dtype, ndim, shape)
 
     def _x(self, op, call, env):
         """The kind of a call's first operand (a method's receiver, else its first argument)."""
@@ -202,12 +203,12 @@ class Operations:
             return UNKNOWN
         n_args = len(call.args) + len(call.keywords)
         try:
-            if _kind_fact(key) == "int" and n_args == 1:
+            if _kind_fact(key) is ResultKind.INT and n_args == 1:
                 return _PY["int"]
             if key is builtins.float and n_args == 1 and self._x(op, call, env).rank0:
                 return _PY["float"]
             if key is np.float64 and n_args == 1 and self._x(op, call, env).rank0:
-                return _scalar("np", "d")
+                return _scalar(Cat.NP, "d")
             if key is builtins.abs and n_args == 1:
                 x = self._x(op, call, env)
                 return x if x.dense else UNKNOWN
@@ -225,40 +226,40 @@ class Operations:
                     return UNKNOWN
                 out = next((t[3:] for t in key.types if t.startswith("d->")), None)
                 dtype = out if x.dtype in _REAL and out and len(out) == 1 else None
-                return Kind("np" if x.ndim == 0 else x.cat, dtype, x.ndim, x.shape)
+                return Kind(Cat.NP if x.ndim == 0 else x.cat, dtype, x.ndim, x.shape)
             if key.nin == 2 and len(call.args) == 2 and rule.broadcast:    # elementwise, broadcasting
                 return broadcast(self._atom(call.args[0], env), self._atom(call.args[1], env))
             return UNKNOWN
         kind = _kind_fact(key)
-        if kind in ("stacked", "joined") and len(call.args) == 1 and not call.keywords:
+        if kind in (ResultKind.STACKED, ResultKind.JOINED) and len(call.args) == 1 and not call.keywords:
             xs = self._atom(call.args[0], env)
-            item = xs.item if xs.cat == "list" else None
+            item = xs.item if xs.cat is Cat.LIST else None
             if item is None or item is NOTHING or not item.dense or item.ndim is None:
                 return UNKNOWN
-            if kind == "joined":
-                return Kind("array", item.dtype, item.ndim, None) if item.ndim >= 1 else UNKNOWN
-            return Kind("array", item.dtype if item.dtype in ("d", "f") else None, item.ndim + 1, None)
-        if kind == "matmul":
+            if kind is ResultKind.JOINED:
+                return Kind(Cat.ARRAY, item.dtype, item.ndim, None) if item.ndim >= 1 else UNKNOWN
+            return Kind(Cat.ARRAY, item.dtype if item.dtype in ("d", "f") else None, item.ndim + 1, None)
+        if kind is ResultKind.MATMUL:
             b = [op.bound.get(p) for p in ("x", "y")]
             if not call.keywords and all(isinstance(a, ast.AST) for a in b):
                 return _matmul(self._atom(b[0], env), self._atom(b[1], env))
             return UNKNOWN
-        if kind is not None and kind.startswith("reduction"):
+        if kind is not None and kind.reduces:
             b = op.bound
             if any(p in b for p in ("dtype", "out")) or "x" not in b:
                 return UNKNOWN
             axis, keepdims = _const_value(b.get("axis"), None), _const_value(b.get("keepdims"), False)
             x = self._atom(b["x"], env)
-            if x.cat != "array" and axis is None and keepdims is False and not isinstance(key, str):
-                return _scalar("np", None)      # np.sum(anything) over every axis: a number
+            if x.cat is not Cat.ARRAY and axis is None and keepdims is False and not isinstance(key, str):
+                return _scalar(Cat.NP, None)      # np.sum(anything) over every axis: a number
             return _reduction(x, axis, keepdims)
-        if kind == "same" and not call.keywords and \
+        if kind is ResultKind.SAME and not call.keywords and \
                 len(call.args) == (2 if key is np.full_like else (0 if key == ".copy" else 1)):
             x = self._x(op, call, env)
-            if x.cat == "array":
+            if x.cat is Cat.ARRAY:
                 return x
             if x.rank0 and key != ".copy":
-                return Kind("np", x.dtype, 0, ())
+                return Kind(Cat.NP, x.dtype, 0, ())
             return UNKNOWN
         if key is np.transpose and len(call.args) == 1 and not call.keywords:
             return _transposed(self._x(op, call, env))

@@ -5,7 +5,7 @@ import inspect
 import numpy as np
 import scipy.sparse as sp
 
-from .lattice import _PY, UNKNOWN, Kind
+from .lattice import _PY, UNKNOWN, Cat, Kind
 
 
 _SIMPLE = {float: "float", int: "int", bool: "bool"}
@@ -31,13 +31,13 @@ def _arg_key(a):
     return "other"
 
 
-def signature(args, kwargs=None):
+def signature(args, kwargs: dict | None = None) -> tuple:
     """The abstract signature of a call: one key per argument (keywords sorted by name)."""
     return (tuple([_arg_key(a) for a in args]),
             tuple(sorted([(k, _arg_key(v)) for k, v in kwargs.items()])) if kwargs else ())
 
 
-def param_kinds(func, sig):
+def param_kinds(func, sig: tuple | None) -> dict[str, Kind]:
     """Parameter name -> Kind for a call of func with abstract signature sig (None: all unknown)."""
     if sig is None:
         return {}
@@ -67,11 +67,11 @@ def _of_key(key, name):
     if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], int):
         char, ndim = key
         if ndim == 0:
-            return Kind("np", char, 0, ())
-        return Kind("array", char, ndim, ("param", name))
+            return Kind(Cat.NP, char, 0, ())
+        return Kind(Cat.ARRAY, char, ndim, ("param", name))
     if isinstance(key, tuple) and key[0] == "scalar":
-        return Kind("np", key[1], 0, ())
+        return Kind(Cat.NP, key[1], 0, ())
     if isinstance(key, type) and issubclass(key, (sp.sparray, sp.spmatrix)):
-        return Kind("sparse", None, 2, None)
+        return Kind(Cat.SPARSE, None, 2, None)
     return UNKNOWN
 

@@ -12,10 +12,11 @@ import inspect
 
 from ...errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ...frontend.effects import rerun_hazard
+from ...frontend.ops import OpKind
 from ...syntax import N, assign, ast_copy, comment, index_expr, rt
 from ..templates import bound_mapping, instantiate, param_of
 from .ownership import Own
-from .tape import _pop
+from .tape import TapeOp, _pop
 
 
 class AdjointStatements:
@@ -40,15 +41,15 @@ class AdjointStatements:
         self.current = st
         op = self.an.op(st)
         k = op.kind
-        if k in ("assign", "display"):
+        if k in (OpKind.ASSIGN, OpKind.DISPLAY):
             return self.adj_assign(op, live)
-        if k == "setitem":
+        if k is OpKind.SETITEM:
             return self.adj_setitem(op, live)
-        if k == "append":
+        if k is OpKind.APPEND:
             return self.adj_append(op, live)
-        if k == "if":
+        if k is OpKind.IF:
             return self._adj_if_memo(st, live)
-        if k in ("for", "while"):
+        if k in (OpKind.FOR, OpKind.WHILE):
             return self.adj_loop(st, live)
         return []
 
@@ -78,7 +79,7 @@ class AdjointStatements:
                 self.own.pop(b, None)
                 self.filled.pop(b, None)
                 if overwrites:
-                    code.append(self.marker("pop", v, st))
+                    code.append(self.marker(TapeOp.POP, v, st))
                 code += self.contributions(op, g, ans, live)
             else:
                 code += self.contributions(op, b, v, live)
@@ -86,19 +87,19 @@ class AdjointStatements:
                 self.own.pop(b, None)
                 self.filled.pop(b, None)
                 if overwrites:
-                    code.append(self.marker("pop", v, st))
+                    code.append(self.marker(TapeOp.POP, v, st))
         else:
             live.discard(b)
             self.own.pop(b, None)
             self.filled.pop(b, None)
             if overwrites:
-                code.append(self.marker("pop", v, st))
+                code.append(self.marker(TapeOp.POP, v, st))
         return code
 
     def contributions(self, op, g, ans, live):
         code = []
         active = [(p, n) for p, n in op.operands if n in self.an.active]
-        if op.kind == "display":
+        if op.kind is OpKind.DISPLAY:
             for pos, n in active:
                 key = ast_copy(op.rhs.keys[pos]) if isinstance(op.rhs, ast.Dict) else ast.Constant(pos)
                 self.contribute(code, live, n, rt("item", N(g), key))
@@ -254,7 +255,7 @@ class AdjointStatements:
                 code.append(assign(b, rt("zero_at", N(b), ast_copy(idx))))
                 self.own.pop(b, None)
         self.filled.pop(b, None)
-        code.append(self.marker("restore", y, st))
+        code.append(self.marker(TapeOp.RESTORE, y, st))
         return code
 
     def adj_append(self, op, live):
@@ -268,5 +269,5 @@ class AdjointStatements:
             code.append(assign(b, rt("drop_last", N(b))))
             self.own.pop(b, None)
             self.filled.pop(b, None)
-        code.append(self.marker("unappend", xs, st))
+        code.append(self.marker(TapeOp.UNAPPEND, xs, st))
         return code

@@ -10,7 +10,7 @@ import ast
 
 from ...syntax import N, assign, ast_copy, comment
 from .ownership import _meet
-from .tape import _pop
+from .tape import TapeOp, _pop
 
 
 class AdjointControl:
@@ -124,5 +124,5 @@ class AdjointControl:
         if isinstance(st, ast.For) and self._overwrites(st, st.target.id):
             # the reversed loop rebinds its variable: give back the value it had before the loop
             # (none to give back before the variable's first binding)
-            code.append(self.marker("pop", st.target.id, st))
+            code.append(self.marker(TapeOp.POP, st.target.id, st))
         return code

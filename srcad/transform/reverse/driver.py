@@ -8,9 +8,10 @@ sweep, resolves the tape, writes the primal sweep and assembles the function.
 """
 import ast
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from ...syntax import N, assign, ast_copy, comment, names_read, rt
-from ..kinds import real
+from ..kinds import Cat, real
 from .adjoint import AdjointStatements
 from .control import AdjointControl
 from .ownership import Own, Ownership
@@ -18,6 +19,13 @@ from .plain import Plain
 from .primal import PrimalSweep
 from .shapes import ShapeReads
 from .tape import Tape, _dedupe
+
+if TYPE_CHECKING:
+    from ...frontend.analyze import Analysis
+    from ...frontend.parsed import Parsed
+    from ...syntax import Namer
+    from ..kinds import Kinds
+    from ..unit import Unit
 
 
 class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, Plain, ShapeReads):
@@ -32,8 +40,10 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
     adjoints of earlier statements run); the primal sweep computes exactly what the user's
     code does."""
 
-    def __init__(self, fn, analysis, parsed, namer, wrt, unit, seed, top_level=True, row_sparse=(),
-                 check_numerics=False, checkpoint=None, kinds=None, tuple_wrt=False):
+    def __init__(self, fn: ast.FunctionDef, analysis: "Analysis", parsed: "Parsed", namer: "Namer",
+                 wrt: list[str], unit: "Unit", seed: str, top_level: bool = True, row_sparse=(),
+                 check_numerics: bool = False, checkpoint: int | None = None, kinds: "Kinds | None" = None,
+                 tuple_wrt: bool = False) -> None:
         self.check_numerics, self.current = check_numerics, None
         self.tuple_wrt = tuple_wrt      # wrt was a tuple: the cotangents are returned as one
         self.kinds = kinds      # what each value is (transform/kinds.py); None: nothing known
@@ -88,7 +98,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
                 self._prepare_loops(st.body)
                 self._prepare_loops(st.orelse)
 
-    def run(self, name, return_value=False):
+    def run(self, name: str, return_value: bool = False) -> ast.FunctionDef:
         fn = self.fn
         self._prepare_loops(fn.body)
         self._find_recomputed(fn.body, set())
@@ -98,7 +108,7 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
         if isinstance(ret, ast.Name) and ret.id in self.an.active:
             b = self.bar(ret.id)
             seed = N(self.seed)
-            if self.kinds is not None and self.kinds.exit_of_body(ret.id).cat == "array":
+            if self.kinds is not None and self.kinds.exit_of_body(ret.id).cat is Cat.ARRAY:
                 # a size-1 array's seed may be a number: give it the array's shape, which the
                 # adjoints that know shapes rely on
                 seed = rt("broadcast_like", seed, N(ret.id))

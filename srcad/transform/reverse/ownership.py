@@ -14,6 +14,7 @@ from enum import StrEnum
 import numpy as np
 
 from ...syntax import N, assign, ast_copy, rt
+from ..kinds import Cat
 from ..templates import instantiate
 from .plain import _kind_of
 
@@ -87,7 +88,7 @@ class Ownership:
         if st is None:
             return None
         k = self.kinds.exit(st, v) if where == "exit" else self.kinds.before(st, v)
-        if k.cat == "array" and k.dtype == "d" and k.ndim and k.shape is not None:
+        if k.cat is Cat.ARRAY and k.dtype == "d" and k.ndim and k.shape is not None:
             return k
         return None
 
@@ -167,7 +168,7 @@ class Ownership:
             res = self.kinds.result(self.current)
             return self._shape_of(e.args[1]) == shape and self.bar_of.get(e.args[1].id) is None and (
                 res.shape is not None and self._full(e.args[0], res.shape) or
-                self._known_array(e.args[0]) and self._kind_here(e.args[1].id).cat == "array")
+                self._known_array(e.args[0]) and self._kind_here(e.args[1].id).cat is Cat.ARRAY)
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             return self._full(e.operand, shape)
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
@@ -185,7 +186,7 @@ class Ownership:
         if isinstance(e, ast.Name):
             if e.id in self.bar_of:
                 return e.id in self.arrays or e.id in self.own
-            return self.kinds is not None and self.current is not None and self._kind_here(e.id).cat == "array"
+            return self.kinds is not None and self.current is not None and self._kind_here(e.id).cat is Cat.ARRAY
         if isinstance(e, ast.Attribute) and e.attr == "T":
             return self._known_array(e.value)
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult)):

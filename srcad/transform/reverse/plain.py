@@ -8,8 +8,11 @@ Each helper answers None / False when the kinds are not known or not sure.
 """
 import ast
 
+from ...frontend.ops import OpKind
+from ...rules.fact_values import ResultKind
 from ...rules.registry import facts
 from ...syntax import N
+from ..kinds import Cat
 
 
 class Plain:
@@ -26,7 +29,7 @@ class Plain:
             ok = type(idx.value) is int
         else:
             k = self.kinds.before(op.node, idx.id)
-            ok = k.cat == "py" and k.dtype == "l"
+            ok = k.cat is Cat.PY and k.dtype == "l"
         return idx if ok and self.kinds.result(op.node).rank0 else None
 
     def _int_index(self, st, x, idx):
@@ -34,18 +37,18 @@ class Plain:
         if self.kinds is None:
             return False
         k = self.kinds.before(st, x)
-        if k.cat != "array" or k.ndim != 1 or k.dtype not in ("d", "f", "l", "?"):
+        if k.cat is not Cat.ARRAY or k.ndim != 1 or k.dtype not in ("d", "f", "l", "?"):
             return False
         if isinstance(idx, ast.Constant):
             return type(idx.value) is int
         if isinstance(idx, ast.Name):
             ki = self.kinds.before(st, idx.id)
-            return ki.cat == "py" and ki.dtype == "l"
+            return ki.cat is Cat.PY and ki.dtype == "l"
         return False
 
     def _int_read(self, op):
         """`y = x[i]` with x a known 1-d array and i an int: it runs as written (not rt.getitem)."""
-        if op.kind != "assign" or op.rule is None or op.rule.key != "op:Subscript":
+        if op.kind is not OpKind.ASSIGN or op.rule is None or op.rule.key != "op:Subscript":
             return False
         x = op.bound.get("x")
         return isinstance(x, ast.Name) and self._int_index(op.node, x.id, op.bound.get("idx"))
@@ -62,7 +65,7 @@ class Plain:
             return idx if type(idx.value) is int else None
         if isinstance(idx, ast.Name):
             k = self.kinds.before(st, idx.id)
-            return idx if k.cat == "py" and k.dtype == "l" else None
+            return idx if k.cat is Cat.PY and k.dtype == "l" else None
         return None
 
     def _same_shape(self, st, n):
@@ -76,7 +79,7 @@ class Plain:
     def _known_reduction(self, op, p, g):
         """The adjoint of a full sum or mean of a known float array as plain NumPy: g spread over
         x's shape (np.full_like), instead of the general rt.sum_vjp."""
-        if self.kinds is None or p != "x" or _kind_of(op.rule.key) not in ("reduction:sum", "reduction:mean"):
+        if self.kinds is None or p != "x" or _kind_of(op.rule.key) not in (ResultKind.REDUCTION_SUM, ResultKind.REDUCTION_MEAN):
             return None
         b = op.bound
         if set(b) - {"x", "axis", "keepdims"} or not isinstance(b.get("x"), ast.Name):
@@ -86,11 +89,11 @@ class Plain:
                 b.get("keepdims", ast.Constant(False)).value is not False:
             return None
         x = self.kinds.before(op.node, b["x"].id)
-        if x.cat != "array" or x.dtype not in ("d", "f") or not x.ndim:
+        if x.cat is not Cat.ARRAY or x.dtype not in ("d", "f") or not x.ndim:
             return None
         like = self._shape_source(op.node, b["x"].id, x)
         fill = N(g)
-        if _kind_of(op.rule.key) == "reduction:mean":
+        if _kind_of(op.rule.key) is ResultKind.REDUCTION_MEAN:
             fill = ast.BinOp(fill, ast.Div(), ast.Attribute(N(like), "size", ast.Load()))
         return ast.Call(ast.Attribute(N("np"), "full_like", ast.Load()), [N(like), fill], [])
 
@@ -99,13 +102,13 @@ class Plain:
         known to be an array of the product's shape, as plain NumPy: `x.T @ g`, `g @ y.T`, `y @ g`
         (what rt.matmul_vjp_x / _y compute there, without their checks for sparse and zero)."""
         if self.kinds is None or p not in ("x", "y") or set(op.bound) != {"x", "y"} or \
-                not (op.rule.key == "op:MatMult" or _kind_of(op.rule.key) == "matmul"):
+                not (op.rule.key == "op:MatMult" or _kind_of(op.rule.key) is ResultKind.MATMUL):
             return None
         x, y = op.bound["x"], op.bound["y"]
         if not (isinstance(x, ast.Name) and isinstance(y, ast.Name)):
             return None
         kx, ky, res = (self.kinds.before(op.node, x.id), self.kinds.before(op.node, y.id), self.kinds.result(op.node))
-        if not all(k.cat == "array" and k.dtype == "d" for k in (kx, ky)) or res.shape is None:
+        if not all(k.cat is Cat.ARRAY and k.dtype == "d" for k in (kx, ky)) or res.shape is None:
             return None
         # g sure to be an array (never the symbolic zero; its shape is the product's, as the
         # runtime helpers take it to be)
@@ -139,7 +142,7 @@ class Plain:
         return lambda name: self.kinds.before(op.node, name)
 
 
-def _kind_of(key):
+def _kind_of(key) -> ResultKind | None:
     """The result kind the registry declares for an operation (rules/numpy_rules.py), or None."""
     entry = facts(key)
     return entry.kind if entry is not None else None

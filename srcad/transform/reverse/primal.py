@@ -9,7 +9,7 @@ import ast
 
 from ...syntax import N, assign, ast_copy, comment, index_expr, rt
 from ..templates import primal_statement
-from .tape import _push
+from .tape import TapeOp, _push
 
 
 class PrimalSweep:
@@ -25,10 +25,10 @@ class PrimalSweep:
                 line = ul
             if isinstance(st, ast.Return):
                 continue
-            if self._kept("pop", st):
+            if self._kept(TapeOp.POP, st):
                 v = st.targets[0].id if isinstance(st, ast.Assign) else st.target.id
                 out.append(_push(self.tape, rt("shape_stand_in", N(v)) if v in self.shape_taped else N(v)))
-            if self._kept("restore", st):
+            if self._kept(TapeOp.RESTORE, st):
                 t = st.targets[0]
                 if t.value.id in self.dict_names:     # the key may be new: rt.saved_item says so
                     saved = rt("saved_item", N(t.value.id), index_expr(ast_copy(t.slice)))

@@ -23,6 +23,7 @@ import numpy as np
 from ... import runtime as runtime_helpers
 from ...rules.registry import facts
 from ...syntax import N, assign, ast_copy, rt
+from ..kinds import Cat
 from .ownership import _is_rt_call
 
 class ShapeReads:
@@ -185,7 +186,7 @@ class _ShapeWriter(ast.NodeTransformer):
 
     def _shape(self, e):
         k = getattr(e, "srcad_kind", None)
-        if k is None or e.id in self.reads or e.id in self.kept or k.dtype != "d" or k.cat != "array":
+        if k is None or e.id in self.reads or e.id in self.kept or k.dtype != "d" or k.cat is not Cat.ARRAY:
             return None
         return self.rev._shape_expr(k.shape, self.steady, self.kept)
 

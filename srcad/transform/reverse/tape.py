@@ -9,15 +9,24 @@ names some adjoint reads (a fixed point: dropping a save can empty a branch whos
 needs no saving either), turning each into its pop; the primal sweep pushes for the kept ones.
 """
 import ast
+from enum import StrEnum
 
 from ...syntax import N, assign, ast_copy, index_expr, is_comment, names_read, rt
+from ..kinds import Cat
+
+
+class TapeOp(StrEnum):
+    """What the adjoint sweep does with a value the primal sweep saved (a marker's kind)."""
+    POP = "pop"                 # pops it back into the name it was saved from
+    RESTORE = "restore"         # writes it back into the item an item write overwrote
+    UNAPPEND = "unappend"       # undoes a list append (`xs.pop()`)
 
 
 class _Marker:
     """A tape operation whose need is only known once the whole adjoint has been written."""
     counter = 0
 
-    def __init__(self, kind, var, stmt):
+    def __init__(self, kind: TapeOp, var: str, stmt: ast.stmt):
         _Marker.counter += 1
         self.key = f"\x00srcad-marker-{_Marker.counter}"
         self.kind, self.var, self.stmt = kind, var, stmt
@@ -63,7 +72,7 @@ class Tape:
                     v, val = inner.targets[0].id, inner.value
                     kind = self.kinds.result(inner)
                     if isinstance(val, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp)) and \
-                            kind.cat == "py" and kind.dtype in ("l", "?") and \
+                            kind.cat is Cat.PY and kind.dtype in ("l", "?") and \
                             all(isinstance(n, (ast.Name, ast.Constant)) or not isinstance(n, ast.expr) or
                                 isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp))
                                 for n in ast.walk(val)) and \
@@ -92,13 +101,13 @@ class Tape:
     def _in_loop(self, st):
         return self.depth.get(id(st), 0) >= 1
 
-    def marker(self, kind, var, st):
+    def marker(self, kind: TapeOp, var: str, st: ast.stmt) -> ast.Expr:
         key = (kind, id(st))
         if key not in self.markers:
             self.markers[key] = _Marker(kind, var, st)
         return self.markers[key].node()
 
-    def _kept(self, kind, st):
+    def _kept(self, kind: TapeOp, st: ast.stmt) -> bool:
         m = self.markers.get((kind, id(st)))
         return m is not None and m.key in self.kept
 
@@ -111,7 +120,7 @@ class Tape:
         while True:
             self.kept = {m.key for m in self.markers.values()
                          if (m.var in needed and m.var not in self.recomputed) or
-                         m.kind != "pop" and m.var in self.an.active}
+                         m.kind is not TapeOp.POP and m.var in self.an.active}
             resolved = self._resolve_markers(ast_copy(adjoint))
             now = names_read(resolved) | self.ckpt_reads
             if now == needed:
@@ -123,7 +132,7 @@ class Tape:
         loop or branch (its first push finds it defined)."""
         inits = []
         for m in self.markers.values():
-            if m.key in self.kept and m.kind == "pop" and m.var not in self.params:
+            if m.key in self.kept and m.kind is TapeOp.POP and m.var not in self.params:
                 first_stmt, first_depth = self.sites[m.var][0]
                 if first_depth != 0:
                     inits.append(assign(m.var, ast.Constant(None)))
@@ -138,17 +147,17 @@ class Tape:
                 m = by_key[key]
                 if key not in self.kept:
                     continue
-                if m.kind == "pop":
+                if m.kind is TapeOp.POP:
                     out.append(assign(m.var, _pop(self.tape)))
-                elif m.kind == "restore" and m.var in self.dict_names:
+                elif m.kind is TapeOp.RESTORE and m.var in self.dict_names:
                     t = m.stmt.targets[0]
                     out.append(ast.Expr(rt("restore_item", N(t.value.id), index_expr(ast_copy(t.slice)),
                                            _pop(self.tape))))
-                elif m.kind == "restore":
+                elif m.kind is TapeOp.RESTORE:
                     t = m.stmt.targets[0]
                     out.append(ast.Assign(targets=[ast.Subscript(N(t.value.id), ast_copy(t.slice), ast.Store())],
                                           value=_pop(self.tape)))
-                else:
+                else:       # TapeOp.UNAPPEND
                     out.append(ast.Expr(ast.Call(ast.Attribute(N(m.var), "pop", ast.Load()), [], [])))
                 continue
             for field_ in ("body", "orelse"):
