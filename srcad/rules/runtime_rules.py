@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import runtime as rt
 from .registry import declare, defnondiff, defrule, file_helpers
+from .fact_values import ResultKind
 
 # the helpers by the names generated code calls them by (`rt.add`): HelperFacts reads their facts by name
 file_helpers(rt)
@@ -187,7 +188,7 @@ defrule(".pop", "xs", None, "xs_dot.pop()")
 defrule(rt.saved_item, "x, key", None, ("rt.saved_item(x_dot, key)", "0"))
 # a loop over a value whose type the code does not show: a dict's keys carry no derivative
 # (kind "same": a loop over an array runs over the array itself; a dict is no array, its kind stays unknown)
-defrule(rt.loop_sequence, "x", "rt.loop_sequence_vjp(g, x)", "rt.loop_sequence_jvp(x_dot, x)", kind="same")
+defrule(rt.loop_sequence, "x", "rt.loop_sequence_vjp(g, x)", "rt.loop_sequence_jvp(x_dot, x)", kind=ResultKind.SAME)
 defrule(rt.loop_sequence_vjp, "g, x", None, ("rt.loop_sequence_vjp(g_dot, x)", "0"))
 defrule(rt.loop_sequence_jvp, "x_dot, x", None, ("rt.loop_sequence_jvp(x_dot_dot, x)", "0"))
 defrule(rt.concat, "a, b", ("rt.concat_vjp(g, a, b, 0)", "rt.concat_vjp(g, a, b, 1)"),
