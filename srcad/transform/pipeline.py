@@ -212,6 +212,13 @@ def build(func, options: Options) -> tuple[str, dict, str, list]:
             if taken.name in reserved:
                 raise
             reserved.add(taken.name)
+        except SrcadError:
+            # the split twins (split.py) are a speed-up of the recomputing adjoints: a module they
+            # cannot be part of (a callee whose lifted functions are made again, ...) is built
+            # without them, and an error that is not theirs is raised by that build
+            if not options.split:
+                raise
+            options = replace(options, split=False)
 
 
 def _build(unit: Unit, func, o: Options):
