@@ -32,6 +32,7 @@ A function containing a nested function, lambda or class is kept untyped (its cl
 would need care); the module still compiles and runs.
 """
 import ast
+import re
 import copy
 
 from .common import (_HELPER, _LIBM, _MATH_MODULES, _PREAMBLE, _TAPE, DIRECTIVES, TranslateError, _is_call, _names,
@@ -108,6 +109,9 @@ def _assigned_in(body, name):
     return False
 
 
+_STAND_IN = re.compile(r"\brt\.shape_stand_in\((\w+)\)")
+
+
 def translate(source, kinds_of=None, free=(), shapes_of=None):
     """The Cython text of the generated module `source`. kinds_of: {function name: {parameter
     name: kind key (transform/kinds.py's signature keys: "float", ("d", 1), ...)}}. free: the
@@ -116,6 +120,9 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
     A function of known kinds is scalarised (smallvec.py: numbers and small vectors as C doubles,
     the helpers it calls typed from the call) when its code allows; shapes_of: {function name:
     {parameter: length}} of its 1-D arrays of a small length (without: arrays stay objects)."""
+    # the tape keeps the value itself: rt.shape_stand_in(v) is v or an array of v's shape that
+    # holds no memory, and the adjoint reads only its shape (a typed tape has no such arrays)
+    source = _STAND_IN.sub(r"\1", source)
     tree = ast.parse(source)
     taken = _names(tree)
     for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):

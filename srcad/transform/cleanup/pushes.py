@@ -12,6 +12,7 @@ the pushes keep their order (the moved one is the iteration's last), and each ad
 reads the same value of v as before. The `v = None` then goes as dead code.
 """
 import ast
+import copy
 
 from ...syntax import is_comment
 from .nodes import _blocks
@@ -32,12 +33,17 @@ class Pushes:
 
 
 def _push_of(st, tape):
-    """`tape.append(v)` -> v."""
+    """`tape.append(v)` or `tape.append(rt.shape_stand_in(v))` -> v."""
     if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) \
             and st.value.func.attr == "append" and isinstance(st.value.func.value, ast.Name) \
-            and st.value.func.value.id == tape and len(st.value.args) == 1 and isinstance(st.value.args[0], ast.Name) \
-            and not st.value.keywords:
-        return st.value.args[0].id
+            and st.value.func.value.id == tape and len(st.value.args) == 1 and not st.value.keywords:
+        arg = st.value.args[0]
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "shape_stand_in" \
+                and isinstance(arg.func.value, ast.Name) and arg.func.value.id == "rt" and len(arg.args) == 1 \
+                and not arg.keywords:
+            arg = arg.args[0]
+        if isinstance(arg, ast.Name):
+            return arg.id
     return None
 
 
@@ -134,8 +140,7 @@ def _tape_op(n, tape):
 
 
 def _copy_push(push):
-    return ast.Expr(ast.Call(ast.Attribute(ast.Name(push.value.func.value.id, ast.Load()), "append", ast.Load()),
-                             [ast.Name(push.value.args[0].id, ast.Load())], []))
+    return copy.deepcopy(push)
 
 
 def _all_blocks(body):
