@@ -32,7 +32,7 @@ The package, by what changes together:
 from .analysis import Kinds
 from .lattice import _UNDEF, NOTHING, UNKNOWN, Cat, Kind, join, real
 from .operations import _kind_fact, broadcast
-from .signature import param_kinds, signature
+from .signature import call_kinds, literal_kind, param_kinds, signature
 
-__all__ = ["Kinds", "Kind", "Cat", "UNKNOWN", "NOTHING", "join", "real", "broadcast", "param_kinds", "signature",
+__all__ = ["Kinds", "Kind", "Cat", "UNKNOWN", "NOTHING", "join", "real", "broadcast", "param_kinds", "signature", "call_kinds", "literal_kind",
            "_UNDEF", "_kind_fact"]

@@ -159,6 +159,8 @@ class Operations:
             return isinstance(node.value, int) and not isinstance(node.value, bool)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return self._index_int(node.operand, env)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+            return self._index_int(node.left, env) and self._index_int(node.right, env)    # `xs[2 * k + 1]`
         k = self._atom(node, env)
         return k.cat == "py" and k.dtype == "l"
 
