@@ -61,3 +61,15 @@ def test_lstm_like_cell_in_a_layer_loop():
     args = (rng.normal(size=(4, 3, 5)), rng.normal(size=(4, 3, 5)), rng.normal(size=(4, 5)), rng.normal(size=5))
     for wrt in (0, 1, 2, 3):
         assert_grad_close(stacked, args, srcad.grad(stacked, wrt=wrt)(*args), wrt=wrt)
+
+
+def test_a_callees_returned_tuple_carries_its_elements_kinds():
+    from srcad.frontend.analyze import Analysis
+    from srcad.transform.kinds import Kinds, param_kinds, signature
+    from srcad.transform.pipeline import prepare
+    args = (np.ones((4, 3, 5)), np.ones((4, 3, 5)), np.ones((4, 5)), np.ones(5))
+    parsed, fn, nz = prepare(stacked)
+    kinds = Kinds(fn, Analysis(fn, parsed, nz.locals, []), param_kinds(stacked, signature(args)))
+    got = dict(kinds.assigned())
+    assert got["h"].cat == "array" and got["h"].ndim == 1 and got["h"].dtype == "d"
+    assert got["c"].cat == "array" and got["c"].ndim == 1

@@ -26,6 +26,7 @@ The package, by what changes together:
   lattice.py      Kind, Cat and the join (a new category or field changes these)
   signature.py    the per-call key and the parameters' kinds from it
   operations.py   the transfer of one operation (a new operation's kind goes here)
+  results.py      what a user function returns, for its call's argument kinds (a tuple's elements too)
   analysis.py     the dataflow problem (srcad/dataflow.py: statements, lists, loops' widening)
                   and `Kinds`, the queries
 """

@@ -124,7 +124,9 @@ class Operations:
                 return UNKNOWN      # a global: not followed
             return self._atom(rhs, env)
         if isinstance(rhs, ast.Tuple):
-            return Kind("tuple")
+            if any(isinstance(e, ast.Starred) for e in rhs.elts):
+                return Kind("tuple")
+            return Kind("tuple", elts=tuple(self._atom(e, env) for e in rhs.elts))
         if isinstance(rhs, ast.List):
             item = NOTHING
             for e in rhs.elts:
@@ -165,6 +167,9 @@ class Operations:
         return k.cat == "py" and k.dtype == "l"
 
     def _subscript(self, x, sl, env):
+        if x.cat == "tuple" and x.elts is not None and isinstance(sl, ast.Constant) and type(sl.value) is int \
+                and -len(x.elts) <= sl.value < len(x.elts):
+            return x.elts[sl.value]
         if x.cat == "list" and x.item is not None and x.item is not NOTHING and self._index_int(sl, env):
             return x.item
         if x.cat != "array" or x.ndim is None:
@@ -198,6 +203,8 @@ class Operations:
         return self._atom(call.args[0], env) if call.args else UNKNOWN
 
     def _call(self, op, call, env):
+        if getattr(op, "callee", None) is not None:      # a user function: what it returns
+            return self._callee_result(op, call, env)
         rule = op.rule
         key = rule.key if rule is not None else None
         if key is None:

@@ -85,7 +85,8 @@ def call_kinds(params, kinds):
     params: the callee's parameter names; kinds: the caller's Kind of the argument each receives.
     A shape token is the caller's: two parameters whose arguments share one keep sharing one,
     renamed to the first such parameter's ("param", name); an array of unknown shape gets its own
-    parameter's token (a top-level parameter's, param_kinds); a list's items keep no token. None when
+    parameter's token (a top-level parameter's, param_kinds); a list's items keep no token and a
+    tuple's elements are not passed on. None when
     nothing is known (the callee is derived for any arguments, as before)."""
     rename: dict = {}
     out = []
@@ -97,10 +98,7 @@ def call_kinds(params, kinds):
             shape = rename.setdefault(shape, ("param", p))
         elif shape is None and k.cat == "array" and k.ndim is not None:
             shape = ("param", p)        # its own shape at entry, as a top-level parameter's
-        item = k.item
-        if item is not None and item.shape not in (None, ()):
-            item = Kind(item.cat, item.dtype, item.ndim, None, item.item)
-        out.append((p, Kind(k.cat, k.dtype, k.ndim, shape, item)))
+        out.append((p, Kind(k.cat, k.dtype, k.ndim, shape, _tokenless(k.item))))
     return tuple(out) or None
 
 
@@ -111,3 +109,10 @@ def literal_kind(node):
     if isinstance(node, ast.Constant) and type(node.value) in _SIMPLE:
         return _PY[_SIMPLE[type(node.value)]]
     return UNKNOWN
+
+
+def _tokenless(k):
+    """k (a list's items) without the caller's shape tokens, its own items' and elements' too."""
+    if k is None or k.cat is None:
+        return k
+    return Kind(k.cat, k.dtype, k.ndim, k.shape if k.shape == () else None, _tokenless(k.item))
