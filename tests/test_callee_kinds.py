@@ -73,3 +73,22 @@ def test_a_callees_returned_tuple_carries_its_elements_kinds():
     got = dict(kinds.assigned())
     assert got["h"].cat == "array" and got["h"].ndim == 1 and got["h"].dtype == "d"
     assert got["c"].cat == "array" and got["c"].ndim == 1
+
+
+def bump(v):
+    w = v * 1.0
+    w[0] = w[0] * 3.0          # an item write: its adjoint restores w in place
+    return w
+
+
+def uses_bump(x):
+    y = bump(x)
+    h, c = cell(np.outer(x[:3], x[1:]), np.outer(x[1:], x[:3]), x[:3], x[1:], x[:3])
+    return np.sum(y * y) + np.sum(h * c)
+
+
+def test_a_callees_kept_value_is_copied_only_when_its_adjoint_writes_in_place():
+    from srcad.frontend.effects import writes_in_place
+    assert writes_in_place(bump) and not writes_in_place(cell) and not writes_in_place(sigmoid)
+    x = np.array([0.3, -1.2, 0.7, 2.0])
+    assert_grad_close(uses_bump, (x,), srcad.grad(uses_bump)(x))

@@ -97,3 +97,47 @@ def rerun_hazard(func, seen=None):
     for line, name in sorted(getattr(parsed, "global_writes", ()) or ()):
         return parsed, tree, f"writes into the module-level object `{name}` (line {line})"
     return None
+
+
+_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "fill", "put", "resize", "setdefault",
+             "update", "add", "discard", "copyto", "place", "putmask", "fill_diagonal", "itemset", "at", "setflags"}
+_PURE_METHODS = {"sum", "mean", "reshape", "copy", "dot", "transpose", "astype", "max", "min", "ravel", "flatten",
+                 "item", "prod", "conj", "std", "var", "any", "all", "argmax", "argmin", "cumsum", "clip", "squeeze",
+                 "round", "tolist"}
+
+
+def writes_in_place(func, seen=None, depth=0):
+    """May func (or a user function it calls) change an object in place (an item or attribute
+    written, a mutating method or `out=`, a call it cannot follow)? False only when sure not."""
+    seen = set() if seen is None else seen
+    if func in seen:
+        return False        # (a recursion adds no write of its own)
+    if depth > 6:
+        return True
+    seen.add(func)
+    parsed = parse_function(func)
+    local = _locals(parsed.tree)
+    for node in ast.walk(parsed.tree):
+        if isinstance(node, (ast.Global, ast.Nonlocal, ast.Delete, ast.Lambda, ast.Yield, ast.Await)) or \
+                isinstance(node, ast.FunctionDef) and node is not parsed.tree:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        if any(isinstance(n, (ast.Subscript, ast.Attribute)) for t in targets for n in ast.walk(t)):
+            return True
+        if isinstance(node, ast.Call):
+            chain = _chain(node.func)
+            if chain is None or chain[-1] in _MUTATORS or any(k.arg in ("out", None) for k in node.keywords):
+                return True
+            if chain[0] in local:
+                if len(chain) != 2 or chain[1] not in _PURE_METHODS:
+                    return True     # a local called, or a method that may change its object
+                continue
+            obj = _resolve(parsed, chain)
+            if is_user_function(obj):
+                if writes_in_place(obj, seen, depth + 1):
+                    return True
+            elif not (callable(obj) and (getattr(obj, "__module__", None) or "").split(".")[0] in
+                      ("numpy", "math", "scipy", "builtins") or isinstance(obj, np.ufunc)):
+                return True
+    return False
