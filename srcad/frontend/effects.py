@@ -99,12 +99,6 @@ def rerun_hazard(func, seen=None):
     return None
 
 
-_MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "fill", "put", "resize", "setdefault",
-             "update", "add", "discard", "copyto", "place", "putmask", "fill_diagonal", "itemset", "at", "setflags"}
-_PURE_METHODS = {"sum", "mean", "reshape", "copy", "dot", "transpose", "astype", "max", "min", "ravel", "flatten",
-                 "item", "prod", "conj", "std", "var", "any", "all", "argmax", "argmin", "cumsum", "clip", "squeeze",
-                 "round", "tolist"}
-
 
 def writes_in_place(func, seen=None, depth=0):
     """May func (or a user function it calls) change an object in place (an item or attribute
@@ -127,17 +121,14 @@ def writes_in_place(func, seen=None, depth=0):
             return True
         if isinstance(node, ast.Call):
             chain = _chain(node.func)
-            if chain is None or chain[-1] in _MUTATORS or any(k.arg in ("out", None) for k in node.keywords):
-                return True
-            if chain[0] in local:
-                if len(chain) != 2 or chain[1] not in _PURE_METHODS:
-                    return True     # a local called, or a method that may change its object
-                continue
+            if chain is None or chain[0] in local or any(k.arg in ("out", None) for k in node.keywords):
+                return True     # a local called, or a method that may change its object
             obj = _resolve(parsed, chain)
             if is_user_function(obj):
                 if writes_in_place(obj, seen, depth + 1):
                     return True
-            elif not (callable(obj) and (getattr(obj, "__module__", None) or "").split(".")[0] in
-                      ("numpy", "math", "scipy", "builtins") or isinstance(obj, np.ufunc)):
-                return True
+                continue
+            entry = facts(obj) if callable(obj) and not isinstance(obj, type) else None
+            if entry is None or entry.pure is False or getattr(entry, "inplace", False):
+                return True     # no registry entry, or one that says it writes
     return False
