@@ -96,3 +96,38 @@ def rerun_hazard(func, seen=None):
     for line, name in sorted(getattr(parsed, "global_writes", ()) or ()):
         return parsed, tree, f"writes into the module-level object `{name}` (line {line})"
     return None
+
+
+
+def writes_in_place(func, seen=None, depth=0):
+    """May func (or a user function it calls) change an object in place (an item or attribute
+    written, a mutating method or `out=`, a call it cannot follow)? False only when sure not."""
+    seen = set() if seen is None else seen
+    if func in seen:
+        return False        # (a recursion adds no write of its own)
+    if depth > 6:
+        return True
+    seen.add(func)
+    parsed = parse_function(func)
+    local = _locals(parsed.tree)
+    for node in ast.walk(parsed.tree):
+        if isinstance(node, (ast.Global, ast.Nonlocal, ast.Delete, ast.Lambda, ast.Yield, ast.Await)) or \
+                isinstance(node, ast.FunctionDef) and node is not parsed.tree:
+            return True
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        if any(isinstance(n, (ast.Subscript, ast.Attribute)) for t in targets for n in ast.walk(t)):
+            return True
+        if isinstance(node, ast.Call):
+            chain = _chain(node.func)
+            if chain is None or chain[0] in local or any(k.arg in ("out", None) for k in node.keywords):
+                return True     # a local called, or a method that may change its object
+            obj = _resolve(parsed, chain)
+            if is_user_function(obj):
+                if writes_in_place(obj, seen, depth + 1):
+                    return True
+                continue
+            entry = facts(obj) if callable(obj) and not isinstance(obj, type) else None
+            if entry is None or entry.pure is False or getattr(entry, "inplace", False):
+                return True     # no registry entry, or one that says it writes
+    return False

@@ -147,10 +147,11 @@ def prepare(func: types.FunctionType, show=_silent) -> tuple["Parsed", ast.Funct
 
 
 def derive(unit: Unit, func: types.FunctionType, wrt, *, name: str | None = None, top_level: bool = True,
-           return_value: bool = False, row_sparse=()) -> tuple[ast.FunctionDef, str | list[str]]:
+           return_value: bool = False, row_sparse=(), params=None) -> tuple[ast.FunctionDef, str | list[str]]:
     """The passes on one function, in order: (the generated function, the seed parameter's name
     in reverse mode / the wrt names in forward mode). A callee is derived by the same passes
-    (Unit.callee_vjp / callee_jvp call back here); only the top-level function stops at a stage."""
+    (Unit.callee_vjp / callee_jvp call back here); only the top-level function stops at a stage.
+    A callee's `params` are the kinds its call site knows for its parameters (kinds.call_kinds)."""
     o = unit.options
     show = (lambda stage, render: _show(unit, stage, render)) if top_level else _silent
     parsed, fn, normalizer = prepare(func, show)
@@ -176,7 +177,8 @@ def derive(unit: Unit, func: types.FunctionType, wrt, *, name: str | None = None
         return out, wrt_names
     seed = normalizer.namer.fresh(fn.name + "_bar")
     name = name or unit.fresh(fn.name + "_vjp")
-    kinds = Kinds(fn, an, param_kinds(func, o.signature if top_level else None))   # callees: any arguments
+    # the top level's kinds from the call's signature; a callee's, from what its call site knows
+    kinds = Kinds(fn, an, param_kinds(func, o.signature) if top_level else dict(params or ()))
     show("kinds", lambda: _code(fn, note=_kinds(kinds)))
     rev = Reverse(fn, an, parsed, normalizer.namer, wrt_names, unit, seed, top_level,
                   row_sparse=[n for n in wrt_names if n in set(row_sparse)], check_numerics=o.check_numerics,

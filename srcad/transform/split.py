@@ -29,18 +29,18 @@ def derive_splits(unit: "Unit") -> dict:
     splits: dict = {}
     done: set = set()
     while True:
-        todo = [(k, v) for k, v in list(unit.callees.items()) if len(k) == 2 and k not in done]
+        todo = [(k, v) for k, v in list(unit.callees.items()) if k[0] != "jvp" and k not in done]
         if not todo:
             return splits
         for key, (vjp_name, seed) in todo:
             done.add(key)
-            func, act = key
+            func, act, kinds = key
             if getattr(func, "__srcad_checkpoint__", False) or getattr(func, "__srcad_receiver__", None):
                 continue        # recomputed on purpose (@srcad.checkpoint), or a method (called on self)
             name = unit.fresh(_identifier(_base_name(func)) + "_split")
             try:
                 fn, split_seed = unit._derive(unit, func, act if len(act) > 1 else act[0], top_level=False,
-                                              name=name, return_value=True)
+                                              name=name, return_value=True, params=kinds)
             except SrcadError:
                 continue
             fn.srcad_split_seed = split_seed

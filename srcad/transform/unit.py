@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .pipeline import Options
 
 _ALLOWED_MODULES = ("numpy", "scipy", "math", "srcad")
+_KINDS_PER_CALLEE = 4       # derivations of one callee for different argument kinds, at most
 
 
 def wrt_names_of(fn: ast.FunctionDef, wrt: int | str | tuple) -> list[str]:
@@ -73,7 +74,7 @@ class Unit:
         self._derive = derive        # the pipeline's passes on one function (srcad/transform/pipeline.py)
         self.functions = []          # generated functions, in emission order
         self.primal_defs = {}        # user function -> its (copied) definition
-        self.callees = {}            # (func, active params) -> (name, seed name)
+        self.callees = {}            # (func, active params, argument kinds) -> (name, seed name)
         self.parsed = []             # every Parsed in the unit (for free names)
         self.reserved = frozenset(reserved)     # names of functions copied in (found by an earlier try)
         self.names = set(reserved)
@@ -167,8 +168,16 @@ class Unit:
         self.extra_env[name] = inspect.signature(func).parameters[p].default
         return name
 
-    def callee_vjp(self, func, act_params):
-        key = (func, act_params)
+    def callee_vjp(self, func, act_params, kinds=None):
+        """(adjoint name, seed name) of func's adjoint for these active parameters and the kinds
+        the call site knows for its parameters (kinds.call_kinds; None: any arguments): each such
+        triple is derived once, with those kinds (plain NumPy where they make it sure). After
+        _KINDS_PER_CALLEE specialisations of one callee (a recursion whose arguments' kinds keep
+        changing), further calls share the general derivation."""
+        if kinds is not None and (func, act_params, kinds) not in self.callees and \
+                sum(k[:2] == (func, act_params) and k[2] is not None for k in self.callees) >= _KINDS_PER_CALLEE:
+            kinds = None
+        key = (func, act_params, kinds)
         if key not in self.callees:
             self.add_primal(func)
             name = self.fresh(_identifier(_base_name(func)) + "_vjp")
@@ -176,7 +185,7 @@ class Unit:
             seed = Namer(()).fresh(f"{func.__name__}_bar")
             self.callees[key] = (name, seed)
             wrt = act_params if len(act_params) > 1 else act_params[0]     # by name: keyword-only too
-            _, seed = self._derive(self, func, wrt, top_level=False, name=name)
+            _, seed = self._derive(self, func, wrt, top_level=False, name=name, params=kinds)
             self.callees[key] = (name, seed)
         return self.callees[key]
 

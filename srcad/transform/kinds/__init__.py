@@ -26,13 +26,14 @@ The package, by what changes together:
   lattice.py      Kind, Cat and the join (a new category or field changes these)
   signature.py    the per-call key and the parameters' kinds from it
   operations.py   the transfer of one operation (a new operation's kind goes here)
+  results.py      what a user function returns, for its call's argument kinds (a tuple's elements too)
   analysis.py     the dataflow problem (srcad/dataflow.py: statements, lists, loops' widening)
                   and `Kinds`, the queries
 """
 from .analysis import Kinds
 from .lattice import _UNDEF, NOTHING, UNKNOWN, Cat, Kind, join, real
 from .operations import _kind_fact, broadcast
-from .signature import param_kinds, signature
+from .signature import call_kinds, literal_kind, param_kinds, signature
 
-__all__ = ["Kinds", "Kind", "Cat", "UNKNOWN", "NOTHING", "join", "real", "broadcast", "param_kinds", "signature",
+__all__ = ["Kinds", "Kind", "Cat", "UNKNOWN", "NOTHING", "join", "real", "broadcast", "param_kinds", "signature", "call_kinds", "literal_kind",
            "_UNDEF", "_kind_fact"]

@@ -14,6 +14,7 @@ from ...dataflow import Dataflow
 from ...rules.registry import facts
 from .lattice import _UNDEF, UNKNOWN, Cat, Kind, _join_env, join
 from .operations import Operations
+from .results import returned_kind
 
 if TYPE_CHECKING:
     from ...frontend.analyze import Analysis
@@ -131,6 +132,12 @@ class _Flow(Operations, Dataflow):
                     out = dict(env) if out is None else out
                     out[n.id] = Kind(Cat.LIST)
         return env if out is None else out
+
+    def _callee_result(self, op, call, env):
+        """The kind a user function returns here (results.py); a method's: not followed."""
+        if getattr(op, "receiver", None) is not None:
+            return UNKNOWN
+        return returned_kind(Kinds, op.callee, call, self._atom, env)
 
     def _is_range(self, st):
         it = st.iter

@@ -26,6 +26,7 @@ class Kind:
     ndim: Optional[int] = None
     shape: object = None            # shape token: equal tokens, equal shapes; () for rank 0
     item: object = None             # a list's items: the join of their kinds (None: not known)
+    elts: object = None             # a tuple's elements' kinds, in order (None: not known)
 
     def __post_init__(self):
         if self.cat is not None and type(self.cat) is not Cat:
@@ -60,7 +61,9 @@ def join(a, b):
         return b if a is NOTHING else a
     if a.cat == b.cat and a.cat in (Cat.LIST, Cat.TUPLE, Cat.DICT):
         item = join(a.item, b.item) if a.item is not None and b.item is not None else None
-        return Kind(a.cat, item=item if item != UNKNOWN else None)
+        elts = tuple(join(x, y) for x, y in zip(a.elts, b.elts)) \
+            if a.elts is not None and b.elts is not None and len(a.elts) == len(b.elts) else None
+        return Kind(a.cat, item=item if item != UNKNOWN else None, elts=elts)
     if not (a.dense and b.dense) or a.ndim is None or a.ndim != b.ndim:
         return UNKNOWN
     cat = a.cat if a.cat == b.cat else (Cat.NP if a.ndim == 0 else None)
@@ -70,9 +73,11 @@ def join(a, b):
 
 
 def real(k):
-    """Is every value of kind k a float64 number or array (or a list of such)?"""
+    """Is every value of kind k a float64 number or array (or a list or tuple of such)?"""
     if k.cat is Cat.LIST:
         return k.item is NOTHING or k.item is not None and real(k.item)
+    if k.cat is Cat.TUPLE:
+        return k.elts is not None and all(real(e) for e in k.elts)
     return k.dense and k.dtype == "d"
 
 

@@ -125,7 +125,9 @@ class Operations:
                 return UNKNOWN      # a global: not followed
             return self._atom(rhs, env)
         if isinstance(rhs, ast.Tuple):
-            return Kind(Cat.TUPLE)
+            if any(isinstance(e, ast.Starred) for e in rhs.elts):
+                return Kind(Cat.TUPLE)
+            return Kind(Cat.TUPLE, elts=tuple(self._atom(e, env) for e in rhs.elts))
         if isinstance(rhs, ast.List):
             item = NOTHING
             for e in rhs.elts:
@@ -160,10 +162,15 @@ class Operations:
             return isinstance(node.value, int) and not isinstance(node.value, bool)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return self._index_int(node.operand, env)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+            return self._index_int(node.left, env) and self._index_int(node.right, env)    # `xs[2 * k + 1]`
         k = self._atom(node, env)
         return k.cat is Cat.PY and k.dtype == "l"
 
     def _subscript(self, x, sl, env):
+        if x.cat is Cat.TUPLE and x.elts is not None and isinstance(sl, ast.Constant) and type(sl.value) is int \
+                and -len(x.elts) <= sl.value < len(x.elts):
+            return x.elts[sl.value]
         if x.cat is Cat.LIST and x.item is not None and x.item is not NOTHING and self._index_int(sl, env):
             return x.item
         if x.cat is not Cat.ARRAY or x.ndim is None:
@@ -197,6 +204,8 @@ class Operations:
         return self._atom(call.args[0], env) if call.args else UNKNOWN
 
     def _call(self, op, call, env):
+        if getattr(op, "callee", None) is not None:      # a user function: what it returns
+            return self._callee_result(op, call, env)
         rule = op.rule
         key = rule.key if rule is not None else None
         if key is None:

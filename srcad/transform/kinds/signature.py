@@ -1,5 +1,6 @@
 """The abstract signature of a call (runs on every call of a derivative: the generated module is
 cached per signature), and the parameters' kinds it gives the kinds pass."""
+import ast
 import inspect
 
 import numpy as np
@@ -75,3 +76,43 @@ def _of_key(key, name):
         return Kind(Cat.SPARSE, None, 2, None)
     return UNKNOWN
 
+
+
+def call_kinds(params, kinds):
+    """The kinds a call site knows for a callee's parameters, as the callee's own (a hashable key:
+    a callee's derivation is keyed by it, so calls with different kinds get different code).
+
+    params: the callee's parameter names; kinds: the caller's Kind of the argument each receives.
+    A shape token is the caller's: two parameters whose arguments share one keep sharing one,
+    renamed to the first such parameter's ("param", name); an array of unknown shape gets its own
+    parameter's token (a top-level parameter's, param_kinds); a list's items keep no token and a
+    tuple's elements are not passed on. None when
+    nothing is known (the callee is derived for any arguments, as before)."""
+    rename: dict = {}
+    out = []
+    for p, k in zip(params, kinds):
+        if k.cat is None:
+            continue
+        shape = k.shape
+        if shape is not None and shape != ():
+            shape = rename.setdefault(shape, ("param", p))
+        elif shape is None and k.cat == "array" and k.ndim is not None:
+            shape = ("param", p)        # its own shape at entry, as a top-level parameter's
+        out.append((p, Kind(k.cat, k.dtype, k.ndim, shape, _tokenless(k.item))))
+    return tuple(out) or None
+
+
+def literal_kind(node):
+    """The kind of an argument written as a literal (`2.0`, `-1`, `True`); UNKNOWN otherwise."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in _SIMPLE:
+        return _PY[_SIMPLE[type(node.value)]]
+    return UNKNOWN
+
+
+def _tokenless(k):
+    """k (a list's items) without the caller's shape tokens, its own items' and elements' too."""
+    if k is None or k.cat is None:
+        return k
+    return Kind(k.cat, k.dtype, k.ndim, k.shape if k.shape == () else None, _tokenless(k.item))

@@ -14,6 +14,7 @@ from ...errors import MissingRuleError, SrcadError, UnsupportedSyntaxError
 from ...frontend.effects import rerun_hazard
 from ...frontend.ops import OpKind
 from ...syntax import N, assign, ast_copy, comment, index_expr, rt
+from ..kinds import call_kinds, literal_kind
 from ..templates import bound_mapping, instantiate, param_of
 from .ownership import Own
 from .tape import TapeOp, _pop
@@ -212,7 +213,7 @@ class AdjointStatements:
                 f"would not give the values f returned", *self.parsed.where(op.node),
                 hint="make the state an argument: draw or read it in f and pass it in "
                      "(`z = rng.normal(); y = g(x, z)`)")
-        vjp_name, seed = self.unit.callee_vjp(op.callee, act_params)
+        vjp_name, seed = self.unit.callee_vjp(op.callee, act_params, self._call_kinds(op, sig_params, args))
         pos_args, kws = self.unit.call_parts(op.callee, sig_params, args)
         expr = ast.Call(N(vjp_name), pos_args, kws + [ast.keyword(arg=seed, value=N(g))])
         code = []
@@ -225,6 +226,14 @@ class AdjointStatements:
             for k, (_, n) in enumerate(pairs):
                 self.contribute(code, live, n, ast.Subscript(N(grads), ast.Constant(k), ast.Load()))
         return code
+
+    def _call_kinds(self, op, params, args):
+        """The kinds this call site knows for the callee's parameters (its derivation's key)."""
+        if self.kinds is None:
+            return None
+        kinds = [self.kinds.before(op.node, a.id) if isinstance(a, ast.Name) else
+                 literal_kind(a) for a in args]
+        return call_kinds(params, kinds)
 
     def adj_setitem(self, op, live):
         y, st = op.target, op.node

@@ -10,6 +10,7 @@ import ast
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from ...frontend.effects import writes_in_place
 from ...syntax import N, assign, ast_copy, comment, names_read, rt
 from ..kinds import Cat, real
 from .adjoint import AdjointStatements
@@ -138,7 +139,10 @@ class Reverse(AdjointStatements, AdjointControl, PrimalSweep, Tape, Ownership, P
             value = self.namer.fresh(fn.name + "_value")
             known_number = self.kinds is not None and isinstance(ret, ast.Name) and \
                 self.kinds.exit_of_body(ret.id).rank0
-            body.append(assign(value, ast_copy(ret) if known_number else rt("snapshot", ast_copy(ret))))
+            # a callee's value, kept (split.py) while its adjoint runs: copied unless that adjoint
+            # restores nothing in place (the function writes into no object)
+            kept = known_number or not self.top_level and not writes_in_place(self.parsed.func)
+            body.append(assign(value, ast_copy(ret) if kept else rt("snapshot", ast_copy(ret))))
             body.append(assign(self.seed, rt("seed", N(value), N(self.seed))))
             out = ast.Tuple([N(value), out.elts[1]], ast.Load())
         if adjoint or seed_code and seed_code[0].targets[0].id in live:

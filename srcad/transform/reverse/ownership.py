@@ -39,7 +39,7 @@ class Ownership:
 
     def contribute(self, code, live, v, expr, accumulate=None, item=None):
         """Add expr to v's cotangent. item: the index when expr is the cotangent of v[item], a
-        number read from a known 1-d float array (then it goes into an owned buffer)."""
+        number or row read from a known float array (then it goes into an owned buffer)."""
         b = self.bar(v)
         kind = self._buffer_kind(v)
         state = self._state(b, kind)
@@ -48,7 +48,7 @@ class Ownership:
             self.arrays.discard(b)
         elif b not in live:
             self.arrays.add(b)          # (an array stays one when added to)
-        if item is not None and kind is not None and kind.ndim == 1 and (b not in live or state == Own.OWNED):
+        if item is not None and kind is not None and (b not in live or state == Own.OWNED):
             if b not in live:       # a buffer of v's shape, owned by this cotangent
                 code.append(assign(b, _zeros_like(v, kind)))
                 code.append(ast.Assign(targets=[ast.Subscript(N(b), ast_copy(item), ast.Store())], value=expr))

@@ -20,17 +20,27 @@ class Plain:
     sweeps of the Reverse class it is mixed into (transform/reverse/driver.py)."""
 
     def _number_item(self, op, n):
-        """The index of `y = n[i]` when it reads one number of a known 1-d float array (an int
-        constant or an int loop variable), else None."""
+        """The index of `y = n[i]` when it reads one number of a known 1-d float array, or one row
+        (sub-array) of a known float array of more axes, at an int (constant, loop variable or
+        arithmetic of those), else None (then n's cotangent is a buffer of n's shape written at i)."""
         idx = op.bound.get("idx")
-        if not isinstance(idx, (ast.Constant, ast.Name)) or self._buffer_kind(n) is None:
+        kind = self._buffer_kind(n) if isinstance(idx, (ast.Constant, ast.Name, ast.BinOp)) else None
+        if kind is None:
             return None
-        if isinstance(idx, ast.Constant):
-            ok = type(idx.value) is int
-        else:
-            k = self.kinds.before(op.node, idx.id)
-            ok = k.cat is Cat.PY and k.dtype == "l"
-        return idx if ok and self.kinds.result(op.node).rank0 else None
+        ok = self._int_expr(op.node, idx)
+        res = self.kinds.result(op.node)
+        return idx if ok and res.dense and res.dtype == "d" and res.ndim == kind.ndim - 1 else None
+
+    def _int_expr(self, st, e):
+        """Is e (before st) sure to be a Python int: an int constant, an int name, or `+ - * // %`
+        of such (`2 * k + 1`)?"""
+        if isinstance(e, ast.Constant):
+            return type(e.value) is int
+        if isinstance(e, ast.Name):
+            k = self.kinds.before(st, e.id)
+            return k.cat is Cat.PY and k.dtype == "l"
+        return isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) \
+            and self._int_expr(st, e.left) and self._int_expr(st, e.right)
 
     def _int_index(self, st, x, idx):
         """Does x[idx] (before st) read one number of a known 1-d array at an int?"""
