@@ -159,6 +159,12 @@ def rt(attr: str, *args: ast.expr) -> ast.Call:
     return ast.Call(ast.Attribute(N("rt"), attr, ast.Load()), list(args), [])
 
 
+def is_rt_call(e: ast.AST, attr: str) -> bool:
+    """Is e a call of the runtime helper rt.<attr>?"""
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == attr and \
+        isinstance(e.func.value, ast.Name) and e.func.value.id == "rt"
+
+
 def assign(target: str | ast.expr, value: ast.expr) -> ast.Assign:
     """`target = value`; a str target becomes a Name."""
     t = N(target, True) if isinstance(target, str) else target

@@ -18,6 +18,7 @@ y_bar, a, b)`, which resumes the frame whose arguments are those very objects, o
 import ast
 
 from ..errors import SrcadError
+from ..syntax import is_rt_call
 from .unit import Unit, _base_name, _identifier
 
 FRAMES = "callee_frames"
@@ -47,14 +48,9 @@ def derive_splits(unit: "Unit") -> dict:
             splits[vjp_name] = (fn, func, seed)
 
 
-def _is_rt(node, helper):
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == helper and \
-        isinstance(node.func.value, ast.Name) and node.func.value.id == "rt"
-
-
 def _as_generator(fn) -> bool:
     """`s = rt.seed(value, s)` -> `s = yield value`, `return (value, grads)` -> `return grads`."""
-    seeds = [st for st in ast.walk(fn) if isinstance(st, ast.Assign) and _is_rt(st.value, "seed")]
+    seeds = [st for st in ast.walk(fn) if isinstance(st, ast.Assign) and is_rt_call(st.value, "seed")]
     ret = fn.body[-1] if fn.body else None
     if len(seeds) != 1 or not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)
                                and len(ret.value.elts) == 2) or seeds[0] not in fn.body:

@@ -14,7 +14,7 @@ reads the same value of v as before. The `v = None` then goes as dead code.
 import ast
 import copy
 
-from ...syntax import is_comment
+from ...syntax import is_comment, is_rt_call
 from .nodes import _blocks
 
 
@@ -38,9 +38,7 @@ def _push_of(st, tape):
             and st.value.func.attr == "append" and isinstance(st.value.func.value, ast.Name) \
             and st.value.func.value.id == tape and len(st.value.args) == 1 and not st.value.keywords:
         arg = st.value.args[0]
-        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "shape_stand_in" \
-                and isinstance(arg.func.value, ast.Name) and arg.func.value.id == "rt" and len(arg.args) == 1 \
-                and not arg.keywords:
+        if is_rt_call(arg, "shape_stand_in") and len(arg.args) == 1 and not arg.keywords:
             arg = arg.args[0]
         if isinstance(arg, ast.Name):
             return arg.id

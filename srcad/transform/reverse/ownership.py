@@ -13,7 +13,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from ...syntax import N, assign, ast_copy, rt
+from ...syntax import N, assign, ast_copy, is_rt_call, rt
 from ..kinds import Cat
 from ..templates import instantiate
 from .plain import _kind_of
@@ -119,7 +119,7 @@ class Ownership:
         """Is e an rt.unbroadcast whose cotangent may be smaller than the result (then what it gives
         back may be a read-only broadcast view: an array of the shape, not one to update in place)?"""
         res = self.kinds.result(self.current) if self.current is not None else None
-        return _is_rt_call(e, "unbroadcast") and (res is None or res.shape is None or
+        return is_rt_call(e, "unbroadcast") and (res is None or res.shape is None or
                                                   not self._full(e.args[0], res.shape))
 
     def _shape_of(self, e):
@@ -162,7 +162,7 @@ class Ownership:
                                              self._operand_within(b, shape)):
                     return True
             return False
-        if _is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
+        if is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
             # summed down to the operand's shape from a full array of the result's shape, or from
             # any array (a smaller one broadcast: see _widened)
             res = self.kinds.result(self.current)
@@ -193,7 +193,7 @@ class Ownership:
             return self._known_array(e.left) or self._known_array(e.right)
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
             return self._known_array(e.operand)
-        if _is_rt_call(e, "unbroadcast") and len(e.args) == 2:
+        if is_rt_call(e, "unbroadcast") and len(e.args) == 2:
             return self._known_array(e.args[0]) and self._known_array(e.args[1])
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) \
                 and e.func.value.id == "np" and isinstance(getattr(np, e.func.attr, None), np.ufunc):
@@ -238,15 +238,10 @@ def _fresh(e):
     the forms _full accepts: arithmetic, NumPy ufuncs and *_like constructors, rt.unbroadcast."""
     if isinstance(e, (ast.BinOp, ast.UnaryOp)):
         return True
-    if _is_rt_call(e, "unbroadcast"):       # hands back its argument when the shapes agree
+    if is_rt_call(e, "unbroadcast"):       # hands back its argument when the shapes agree
         return _fresh(e.args[0])
     return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and \
         isinstance(e.func.value, ast.Name) and e.func.value.id == "np"
-
-
-def _is_rt_call(e, name):
-    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == name and \
-        isinstance(e.func.value, ast.Name) and e.func.value.id == "rt"
 
 
 def _meet(a, b):

@@ -22,9 +22,8 @@ import numpy as np
 
 from ... import runtime as runtime_helpers
 from ...rules.registry import facts
-from ...syntax import N, assign, ast_copy, rt
+from ...syntax import N, assign, ast_copy, is_rt_call, rt
 from ..kinds import Cat
-from .ownership import _is_rt_call
 
 class ShapeReads:
     """Shape-only reads marked while the adjoint is written, re-pointed once it is: methods of the
@@ -108,7 +107,7 @@ class ShapeReads:
             return expr
         fill, shape = got
         number = ast.Constant(1.0)      # what _full asks of the number: that it is one
-        summed = _is_rt_call(expr, "unbroadcast") and op.rule is not None and op.rule.broadcast and \
+        summed = is_rt_call(expr, "unbroadcast") and op.rule is not None and op.rule.broadcast and \
             self._known_array(_replace_name(ast_copy(expr.args[0]), g, number))     # (a number alone may be the zero)
         if summed or self._full(_replace_name(ast_copy(expr), g, number), shape):
             return _replace_name(ast_copy(expr), g, fill)
