@@ -189,6 +189,10 @@ class VecExpr:
             raise Untypable(f"{ast.unparse(f)} of a vector (NumPy's vector loop may round differently)")
         if _is_call(e, ("np", "numpy"), ("array",)) and len(args) == 1 and is_vec(types[0]):
             return args[0]
+        if _is_call(e, ("np", "numpy"), ("zeros_like",)) and len(args) == 1 and (is_vec(types[0]) or num(types[0])):
+            return ("d" if num(types[0]) else types[0]), ["0.0"] * flat(types[0])
+        if _is_call(e, ("np", "numpy"), ("full_like",)) and len(args) == 2 and is_vec(types[0]) and num(types[1]):
+            return types[0], [args[1][1][0]] * types[0][1]      # a sum's cotangent spread over a vector
         if _is_call(e, ("np", "numpy"), ("sum",)) and len(args) == 1 and is_vec(types[0]) \
                 and types[0][1] <= SUM_MAX:
             s = args[0][1]
