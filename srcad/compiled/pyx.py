@@ -36,6 +36,7 @@ import copy
 
 from .common import (_HELPER, _LIBM, _MATH_MODULES, _PREAMBLE, _TAPE, DIRECTIVES, TranslateError, _is_call, _names,
                      _range_bound)
+from .fuse import CHECK_TEXT, RESERVED, emit_run, find_runs
 from .plan import _Function
 from .smallvec import SMALL, Untypable, VecFunction, vec
 from .vecgen import function_text
@@ -118,14 +119,15 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
     {parameter: length}} of its 1-D arrays of a small length (without: arrays stay objects)."""
     tree = ast.parse(source)
     taken = _names(tree)
-    for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):
+    for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", "prange", _HELPER, _TAPE,
+                     *RESERVED):
         if reserved in taken:
             raise TranslateError(f"the module uses the name {reserved!r}, which the Cython text needs")
     lines = source.splitlines()
     edits = {}          # first line (1-based) -> (last line, replacement lines)
     inserts = {}        # line (1-based) -> lines inserted before it
     after = {}          # line -> lines inserted after it
-    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None}
+    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None, "fused": []}
     module = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
@@ -138,6 +140,10 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
            "# srcad: the generated module below as Cython (srcad.grad(..., compile=True)); typed where proven,",
            "# Python objects elsewhere. Element accesses are bounds-checked unless marked proven in range."]
     out += _PREAMBLE.splitlines()
+    if notes["fused"]:
+        out += CHECK_TEXT.splitlines()
+        for helper in notes["fused"]:
+            out += helper
     free = sorted(n for n in free if n.isidentifier())
     if free:
         out += ["", "# names srcad supplies when it loads the module (the values the user's code reads)"]
@@ -258,7 +264,15 @@ def _tape_rewrite(plan, st):
 
 
 def _walk(plan, body, loops, aliases, lines, edits, after, notes):
+    fused = set()
+    for run in find_runs(plan, body, lines):
+        repl, helper = emit_run(run, plan, plan.fn, lines, len(notes["fused"]) + 1, plan.taken)
+        notes["fused"].append(helper)
+        edits[run[0][0].lineno] = (run[0][-1].end_lineno, repl)
+        fused |= set(map(id, run[0]))
     for st in body:
+        if id(st) in fused:
+            continue
         if isinstance(st, ast.For):
             inner = dict(loops)
             if isinstance(st.target, ast.Name):
