@@ -24,11 +24,13 @@ import ast
 from .common import _is_call
 
 FUSE_LIBM = {"exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "sqrt": "sqrt"}
-FUSE_PARALLEL = 1 << 14      # arrays above this many numbers: prange over the threads
+FUSE_PARALLEL = 1 << 16      # arrays above this many numbers: prange over the threads
 FUSE_MIN = 256               # arrays below this many numbers: the NumPy lines (a loop's set-up costs more)
 _CHECK = "_srcad_fusable"
 _NP = "_srcad_np"
-RESERVED = (_CHECK, _NP)
+_FLAT = "_srcad_flat"
+_SHAPE = "_srcad_shape"
+RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, "_srcad_size")
 
 CHECK_TEXT = f'''
 
@@ -36,17 +38,44 @@ import numpy as {_NP}
 from cython.parallel cimport prange
 
 
-def {_CHECK}(*arrays):
-    """Whether every argument is a C-contiguous float64 ndarray (ndim >= 1) of the first's shape:
-    a fused loop computes what the NumPy statements would, element for element."""
-    cdef object a0 = arrays[0]
-    if type(a0) is not {_NP}.ndarray or a0.dtype.char != "d" or a0.ndim == 0 or a0.size < {FUSE_MIN} \
-            or not a0.flags.c_contiguous:
-        return False
-    for a in arrays[1:]:
-        if type(a) is not {_NP}.ndarray or a.dtype.char != "d" or a.shape != a0.shape or not a.flags.c_contiguous:
-            return False
-    return True
+def {_CHECK}(Py_ssize_t known, tuple needs, *values):
+    """The shape every array among values shares (each a C-contiguous float64 ndarray, ndim >= 1,
+    of at least {FUSE_MIN} numbers; the first `known` values must be arrays, the others may be
+    Python or NumPy float64 numbers, read as that number at every place), or None. needs: per
+    statement, the values of which one at least must be an array (else NumPy gives a number)."""
+    shape = None
+    arr = []
+    for j, a in enumerate(values):
+        if type(a) is {_NP}.ndarray:
+            if a.dtype.char != "d" or not a.flags.c_contiguous or a.ndim == 0 or a.size < {FUSE_MIN}:
+                return None
+            if shape is None:
+                shape = a.shape
+            elif a.shape != shape:
+                return None
+            arr.append(True)
+        elif j >= known and (type(a) is float or type(a) is {_NP}.float64):
+            arr.append(False)
+        else:
+            return None
+    for need in needs:
+        if not any(arr[j] for j in need):
+            return None
+    return shape
+
+
+def {_FLAT}(v, shape):
+    """v's numbers as one row: an array's own (C order), or a number repeated (stride 0)."""
+    if type(v) is {_NP}.ndarray:
+        return v.reshape(-1)
+    return {_NP}.broadcast_to({_NP}.float64(v), (_srcad_size(shape),))
+
+
+cdef Py_ssize_t _srcad_size(tuple shape):
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= d
+    return n
 '''
 
 
@@ -85,6 +114,12 @@ class _Expr:
         return False, False, 0
 
 
+def _known(plan, name):
+    """Whether name is a parameter the signature says is a float64 array (of rank >= 1)."""
+    k = plan.kinds.get(name) if name in plan.params else None
+    return isinstance(k, tuple) and len(k) == 2 and k[0] == "d" and isinstance(k[1], int) and k[1] >= 1
+
+
 def _has_int(e):
     return any(isinstance(n, ast.Constant) and type(n.value) is int for n in ast.walk(e))
 
@@ -100,9 +135,8 @@ def find_runs(plan, body, lines):
     def arrays_ok(name):
         if name in plan.ints or name in plan.doubles:
             return False
-        if name in params:
-            k = plan.kinds.get(name)
-            return isinstance(k, tuple) and len(k) == 2 and k[0] == "d" and isinstance(k[1], int) and k[1] >= 1
+        if name in params and name in plan.kinds:
+            return _known(plan, name)
         return not name.startswith("tape")
     ex = _Expr(plan.doubles, arrays_ok)
     runs, cur, ops = [], [], 0
@@ -155,6 +189,20 @@ def emit_run(run, plan, fn, lines, number, taken):
                 if n.id not in group and not (isinstance(n.ctx, ast.Load) and n.id in ("np", "numpy", "rt")):
                     group.append(n.id)
     arrays = [a for a in arrays if a not in ("np", "numpy", "rt")]
+    arrays.sort(key=lambda a: not _known(plan, a))       # the signature's arrays first
+    known = sum(1 for a in arrays if _known(plan, a))
+    deps = {}           # target -> the inputs (indices into arrays) one of which is an array if it is
+    needs = []
+    for st in stmts:
+        d = set()
+        for n in ast.walk(st.value):
+            if isinstance(n, ast.Name) and n.id in deps:
+                d |= deps[n.id]
+            elif isinstance(n, ast.Name) and n.id in arrays:
+                d.add(arrays.index(n.id))
+        deps[st.targets[0].id] = d
+        if not d & set(range(known)):
+            needs.append(tuple(sorted(d)))
     name = f"_srcad_fused_{number}"
     local = set(arrays) | set(scalars) | set(targets)
 
@@ -194,14 +242,15 @@ def emit_run(run, plan, fn, lines, number, taken):
         if t in outs:
             loop.append(f"{t}[{idx}] = {val[t]}")
     comments = _comments(lines, stmts[0].lineno)
-    sig = [f"const double[::1] {a}" for a in arrays] + [f"double[::1] {o}" for o in outs] + \
+    sig = [f"const double[{'::1' if j < known else ':'}] {a}" for j, a in enumerate(arrays)] + \
+        [f"double[::1] {o}" for o in outs] + \
         [f"double {s}" for s in scalars]
     helper = ["", "", "@cython.boundscheck(False)", "@cython.wraparound(False)", "@cython.cdivision(True)",
               f"cdef void {name}({', '.join(sig)}) noexcept nogil:",
               f'    """One loop for {", ".join(targets)}: each number computed by itself (any thread count, '
               f'the same bits)."""']
     helper += ["    " + c for c in comments]
-    helper += [f"    cdef Py_ssize_t {idx}, {size} = {arrays[0]}.shape[0]",
+    helper += [f"    cdef Py_ssize_t {idx}, {size} = {outs[0]}.shape[0]",
                f"    cdef double {', '.join(val[t] for t in targets)}",
                f"    if {size} > {FUSE_PARALLEL}:",
                f"        for {idx} in prange({size}, schedule='static'):"]
@@ -209,12 +258,12 @@ def emit_run(run, plan, fn, lines, number, taken):
     helper += ["    else:", f"        for {idx} in range({size}):"]
     helper += ["            " + s for s in loop]
     indent = " " * stmts[0].col_offset
-    first = arrays[0]
-    repl = [f"{indent}if {_CHECK}({', '.join(arrays)}):  # srcad: one loop over the numbers ({name}), "
-            f"else the NumPy lines"]
+    repl = [f"{indent}{_SHAPE} = {_CHECK}({known}, {tuple(needs)!r}, {', '.join(arrays)})",
+            f"{indent}if {_SHAPE} is not None:  # srcad: one loop over the numbers ({name}), else the NumPy lines"]
     for o in outs:
-        repl.append(f"{indent}    {o} = {_NP}.empty({first}.shape)")
-    ravel = [f"{a}.reshape(-1)" for a in arrays] + [f"{o}.reshape(-1)" for o in outs] + scalars
+        repl.append(f"{indent}    {o} = {_NP}.empty({_SHAPE})")
+    ravel = [f"{a}.reshape(-1)" if j < known else f"{_FLAT}({a}, {_SHAPE})" for j, a in enumerate(arrays)] + \
+        [f"{o}.reshape(-1)" for o in outs] + scalars
     repl.append(f"{indent}    {name}({', '.join(ravel)})")
     repl.append(f"{indent}else:")
     for k in range(stmts[0].lineno, stmts[-1].end_lineno + 1):
