@@ -20,7 +20,7 @@ import pytest
 
 import srcad
 from srcad import compiled
-from srcad.compiled import build, fuse
+from srcad.compiled import build, fuse, pyx
 
 FUSED = '''
 import numpy as np
@@ -91,6 +91,18 @@ def test_emit_shows_the_fused_loop(fused):
     assert "        neg_x = -x" in text                       # ... else the NumPy lines
     assert "# adjoint of L6:" in "\n".join(lines[:k + 200])   # the adjoint block fused too
     assert "_srcad_fused_2(" in text
+
+
+def test_division_of_two_numbers_is_not_fused():
+    """c / d of two Python floats raises ZeroDivisionError where NumPy's array division gives inf:
+    the run-time check asks for an array among them (else the NumPy lines run), unless the
+    divisor is a nonzero literal."""
+
+    fn = "def f(x, c, d):\n    u = float(c)\n    v = float(d)\n    w = x * (u / v) + x * u / 2.0\n    return w\n"
+    text, notes = pyx.translate(fn, {"f": {"x": ("d", 1), "c": "float", "d": "float"}})
+    assert len(notes["fused"]) == 1
+    line = next(s for s in text.splitlines() if "_srcad_fusable(" in s and "=" in s)
+    assert line.strip() == "_srcad_shape = _srcad_fusable(1, ((1, 2),), x, u, v)"     # u / v: one an array
 
 
 @pytest.mark.slow

@@ -120,6 +120,13 @@ def _known(plan, name):
     return isinstance(k, tuple) and len(k) == 2 and k[0] == "d" and isinstance(k[1], int) and k[1] >= 1
 
 
+def _nonzero(e):
+    """Whether e is a number literal other than zero (a divisor that cannot raise)."""
+    while isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float) and e.value != 0
+
+
 def _has_int(e):
     return any(isinstance(n, ast.Constant) and type(n.value) is int for n in ast.walk(e))
 
@@ -203,6 +210,11 @@ def emit_run(run, plan, fn, lines, number, taken):
         deps[st.targets[0].id] = d
         if not d & set(range(known)):
             needs.append(tuple(sorted(d)))
+        for div in ast.walk(st.value):      # a / b of two Python floats raises ZeroDivisionError: not fused
+            if isinstance(div, ast.BinOp) and isinstance(div.op, ast.Div) and not _nonzero(div.right):
+                names = {n.id for n in ast.walk(div) if isinstance(n, ast.Name)}
+                if not names & (set(deps) | set(arrays[:known])):
+                    needs.append(tuple(sorted(arrays.index(n) for n in names if n in arrays)))
     name = f"_srcad_fused_{number}"
     local = set(arrays) | set(scalars) | set(targets)
 
