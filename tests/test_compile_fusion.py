@@ -105,6 +105,15 @@ def test_division_of_two_numbers_is_not_fused():
     assert line.strip() == "_srcad_shape = _srcad_fusable(1, ((1, 2),), x, u, v)"     # u / v: one an array
 
 
+def test_a_statement_reading_its_own_target_is_not_fused():
+    fn = "def f(x):\n    y = x * 2.0\n    y = y + x * x - x\n    return y\n"
+    text, notes = pyx.translate(fn, {"f": {"x": ("d", 1)}})
+    assert notes["fused"] == [] and "    y = y + x * x - x" in text      # (it would read its own new value)
+    fn = "def f(x, s):\n    y = x * s\n    y2 = y + x * x\n    return y2\n"
+    text, notes = pyx.translate(fn, {"f": {"x": ("d", 1), "s": "float"}})
+    assert "y2_k = y_k + x[k] * x[k]" in text      # y read inside the run: the loop's own value
+
+
 @pytest.mark.slow
 def test_fused_libm_agrees_with_numpy_arrays():
     """The premise of bit equality: NumPy's float64 array loops give glibc's results here."""

@@ -161,7 +161,7 @@ def find_runs(plan, body, lines):
                 and st.targets[0].id not in plan.arrays and st.targets[0].id not in params)
         if good:
             fine, arr, n = ex.ok(st.value)
-            good = fine and arr
+            good = fine and arr and st.targets[0].id not in _reads(st.value)     # (y = y + d: not fused)
         if cur and good:
             between = lines[cur[-1].end_lineno:st.lineno - 1]
             t = st.targets[0].id
