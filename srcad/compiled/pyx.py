@@ -16,6 +16,8 @@ module, line for line (the user's names, the `# L<n>:` comments), with what can 
   negative-index checks stay on, except on a statement whose every access is proven in range: the
   index is the target of the enclosing `range(n)` loop, not reassigned in it, and n is that
   array's extent on that axis (`x.shape[k]`, `len(x)`, or a name read once from it);
+- a chain of elementwise float64 array statements of one user line becomes one C loop (fuse.py),
+  behind a run-time check of the arrays' shapes and layout (else the NumPy lines run);
 - the math functions whose NumPy and C library results agree bit for bit (`_LIBM`; np.tanh does
   not, so it stays a NumPy call) become `libc.math` calls.
 
