@@ -74,7 +74,7 @@ def built(fused):
     g = srcad.grad(f, compile=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error", compiled.CompileWarning)
-        out = g(*_args(400), 0.3)
+        out = g(*_args(40000), 0.3)
     info = compiled.last_build()
     return dict(f=f, g=g, out=out, ext=build._LOADED[info["module"]])
 
@@ -134,13 +134,13 @@ def test_fused_bits_and_fd(built):
     check = ext._srcad_fusable
     ext._srcad_fusable = lambda *a: calls.append(check(*a)) or calls[-1]
     try:
-        for shape in (400, 80000):          # serial, and over prange (one signature: one build)
+        for shape in (40000, 80000):          # serial, and over prange (one signature: one build)
             x, y = _args(shape)
             got = g(x, y, 0.3)
             assert np.array_equal(got, srcad.grad(f)(x, y, 0.3))
         assert calls and all(c is not None for c in calls)
         calls.clear()
-        x, y = _args(400)
+        x, y = _args(40000)
         for args in ((x[::2], y[::2]), (x, y[:1]), (x[:10], y[:10]), (x, np.float64(0.7) + 0 * x[:1])):
             assert np.array_equal(g(*args, 0.3), srcad.grad(f)(*args, 0.3))    # the NumPy lines
         assert None in calls        # (a run of x-shaped temporaries alone may still fuse)
@@ -152,7 +152,7 @@ def test_fused_bits_and_fd(built):
         e = np.zeros(40)
         e[j] = eps
         fd[j] = (f(x + e, y, 0.3) - f(x - e, y, 0.3)) / (2 * eps)
-    small = np.concatenate([x] * 10), np.concatenate([y] * 10)     # 400 numbers: fused
+    small = np.concatenate([x] * 1000), np.concatenate([y] * 1000)     # 40000 numbers: fused
     assert np.allclose(g(*small, 0.3)[:40], fd, rtol=1e-6, atol=1e-8)
 
 

@@ -25,7 +25,7 @@ from .common import _is_call
 
 FUSE_LIBM = {"exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "sqrt": "sqrt"}
 FUSE_PARALLEL = 1 << 16      # arrays above this many numbers: prange over the threads
-FUSE_MIN = 256               # arrays below this many numbers: the NumPy lines (a loop's set-up costs more)
+FUSE_MIN = 1 << 15           # arrays below this many numbers: the NumPy lines (in cache, a loop saves little and its set-up costs)
 _CHECK = "_srcad_fusable"
 _NP = "_srcad_np"
 _FLAT = "_srcad_flat"
