@@ -160,7 +160,7 @@ def test_fused_bits_and_fd(built):
 def test_fused_threads_same_bits(built, fused, tmp_path):
     out = set()
     for threads in ("1", "2"):
-        env = dict(os.environ, OMP_NUM_THREADS=threads)
+        env = dict(os.environ, OMP_NUM_THREADS=threads, SRCAD_FUSE_THREADS=threads)
         p = subprocess.run([sys.executable, "-c", RUN, str(fused["path"])], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr

@@ -24,18 +24,28 @@ import ast
 from .common import _is_call
 
 FUSE_LIBM = {"exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "sqrt": "sqrt"}
-FUSE_PARALLEL = 1 << 16      # arrays above this many numbers: prange over the threads
+FUSE_PARALLEL = 1 << 16      # arrays above this many numbers: prange over SRCAD_FUSE_THREADS threads
 FUSE_MIN = 1 << 15           # arrays below this many numbers: the NumPy lines (in cache, a loop saves little and its set-up costs)
 _CHECK = "_srcad_fusable"
 _NP = "_srcad_np"
 _FLAT = "_srcad_flat"
 _SHAPE = "_srcad_shape"
-RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, "_srcad_size")
+_THREADS = "_srcad_threads"
+RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, _THREADS, "_srcad_size", "_srcad_os", "openmp")
 
 CHECK_TEXT = f'''
 
 import numpy as {_NP}
+import os as _srcad_os
 from cython.parallel cimport prange
+cimport openmp
+
+# the threads of a fused loop above {FUSE_PARALLEL} numbers: SRCAD_FUSE_THREADS (0: OpenMP's count,
+# OMP_NUM_THREADS or the cores); 1 when unset (on a machine whose cores are busy, OpenMP's waiting
+# threads cost more than they give)
+cdef int {_THREADS} = int(_srcad_os.environ.get("SRCAD_FUSE_THREADS", "1").strip() or "1")
+if {_THREADS} <= 0:
+    {_THREADS} = openmp.omp_get_max_threads()
 
 
 def {_CHECK}(Py_ssize_t known, tuple needs, *values):
@@ -264,8 +274,8 @@ def emit_run(run, plan, fn, lines, number, taken):
     helper += ["    " + c for c in comments]
     helper += [f"    cdef Py_ssize_t {idx}, {size} = {outs[0]}.shape[0]",
                f"    cdef double {', '.join(val[t] for t in targets)}",
-               f"    if {size} > {FUSE_PARALLEL}:",
-               f"        for {idx} in prange({size}, schedule='static'):"]
+               f"    if {size} > {FUSE_PARALLEL} and {_THREADS} > 1:",
+               f"        for {idx} in prange({size}, schedule='static', num_threads={_THREADS}):"]
     helper += ["            " + s for s in loop]
     helper += ["    else:", f"        for {idx} in range({size}):"]
     helper += ["            " + s for s in loop]
