@@ -20,10 +20,22 @@ a name known to be neither (a parameter that is not an array, a C integer) keeps
 of the run. Temporaries read only inside the run are C doubles of the loop, never arrays.
 """
 import ast
+import math
+
+import numpy as np
 
 from .common import _is_call
 
-FUSE_LIBM = {"exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "sqrt": "sqrt"}
+def _agrees(name):
+    """Whether NumPy's float64 array loop of name gives the C library's results (math.* calls it) on
+    this machine: NumPy builds with AVX-512 use their own exp/log, whose last bits can differ."""
+    xs = np.linspace(0.01, 40.0, 301)
+    mf = getattr(math, name)
+    return bool(np.array_equal(getattr(np, name)(xs), np.array([mf(float(v)) for v in xs])))
+
+
+FUSE_LIBM = {k: v for k, v in {"exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "sqrt": "sqrt"}.items()
+             if _agrees(k)}
 FUSE_PARALLEL = 1 << 16      # arrays above this many numbers: prange over SRCAD_FUSE_THREADS threads
 FUSE_MIN = 1 << 15           # arrays below this many numbers: the NumPy lines (in cache, a loop saves little and its set-up costs)
 _CHECK = "_srcad_fusable"
