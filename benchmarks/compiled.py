@@ -7,6 +7,9 @@ Workloads (benchmarks/compiled_workloads.py):
           3 parameters (the state as small NumPy arrays, as people write it);
   rk4s    the same integrator with the state as three floats;
   elem    a per-element loop over an array of 10^4 floats, t += sin(x[i]) * x[i].
+  loss    r = np.exp(-x * y) * (x - y) + np.sin(x) / (1.0 + y * y); sum(r * r) over 10^6 entries
+          (elementwise chains compile=True fuses into one loop, srcad/compiled/fuse.py);
+  lse_*   GradBench's lse (log-sum-exp, n = 10^4 and 1.28 * 10^6);
   ode_*   GradBench's ode (benchmarks/gradbench/ode.py: vectorised NumPy, RK4 over n-vectors with
           cumsum and concatenate) at n = 6, 1000, 10^4: compile=True must not be slower there.
 
@@ -114,7 +117,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json")
-    ap.add_argument("--only", default="scalar,rk4,rk4s,elem,ode_tiny,ode_1000,ode_10000")
+    ap.add_argument("--only", default="scalar,rk4,rk4s,elem,ode_tiny,ode_1000,ode_10000,lse_10000,lse_1280000,loss")
     opts = ap.parse_args(argv)
     import srcad
     from srcad import compiled
@@ -132,10 +135,15 @@ def main(argv=None):
     for label, size in (("ode_tiny", ode.SIZES["tiny"]), ("ode_1000", ode.SIZES["quick"][0]),
                         ("ode_10000", ode.SIZES["full"][0])):
         cases[label] = (ode.primal, ode.data(size), 0, None)     # GradBench's ode (vectorised NumPy)
+    from benchmarks.gradbench import lse
+    for size in lse.SIZES["full"]:
+        cases[f"lse_{size}"] = (lse.primal, lse.data(size), 0, None)     # GradBench's lse (vectorised NumPy)
+    xl = np.linspace(0.1, 1.0, 10 ** 6)
+    cases["loss"] = (w.loss, (xl, xl[::-1].copy() + 0.5), 0, None)    # a fusable elementwise loss
     rows = []
     for name in opts.only.split(","):
         f, args, wrt, hand = cases[name]
-        slow = name in ("rk4", "rk4s") or name.startswith("ode")
+        slow = name in ("rk4", "rk4s", "loss") or name.startswith(("ode", "lse"))
         r = max(3, opts.repeat // 2) if slow else opts.repeat
         number = 1 if slow else 20
         py = srcad.value_and_grad(f, wrt)

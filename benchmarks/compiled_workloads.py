@@ -59,3 +59,8 @@ def elem(x):
     for i in range(n):
         t = t + np.sin(x[i]) * x[i]
     return t
+
+
+def loss(x, y):
+    r = np.exp(-x * y) * (x - y) + np.sin(x) / (1.0 + y * y)
+    return np.sum(r * r)

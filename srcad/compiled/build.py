@@ -143,11 +143,12 @@ def _compile(tmp, name, pyx_text):
     _run([sys.executable, "-m", "cython", "-3", "--fast-fail", f"{name}.pyx", "-o", f"{name}.c"], "Cython", tmp)
     t1 = time.perf_counter()
     include = sysconfig.get_paths()["include"]
-    _run(cc + CFLAGS + [f"-I{include}", "-c", f"{name}.c", "-o", f"{name}.o"], "the C compiler", tmp)
+    omp = ["-fopenmp"] if "from cython.parallel cimport prange" in pyx_text else []    # fused loops (fuse.py)
+    _run(cc + CFLAGS + omp + [f"-I{include}", "-c", f"{name}.c", "-o", f"{name}.o"], "the C compiler", tmp)
     ldshared = shlex.split(os.environ.get("LDSHARED") or sysconfig.get_config_var("LDSHARED") or "cc -shared")
     if os.environ.get("CC"):
         ldshared = cc + ["-shared"] + [a for a in ldshared[1:] if a != "-shared"]
-    _run(ldshared + [f"{name}.o", "-o", _ext_path(tmp, name).name], "the linker", tmp)
+    _run(ldshared + [f"{name}.o", "-o", _ext_path(tmp, name).name] + omp, "the linker", tmp)
     t2 = time.perf_counter()
     for suffix in (".c", ".o"):
         try:

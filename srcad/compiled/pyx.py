@@ -16,6 +16,8 @@ module, line for line (the user's names, the `# L<n>:` comments), with what can 
   negative-index checks stay on, except on a statement whose every access is proven in range: the
   index is the target of the enclosing `range(n)` loop, not reassigned in it, and n is that
   array's extent on that axis (`x.shape[k]`, `len(x)`, or a name read once from it);
+- a chain of elementwise float64 array statements of one user line becomes one C loop (fuse.py),
+  behind a run-time check of the arrays' shapes and layout (else the NumPy lines run);
 - the math functions whose NumPy and C library results agree bit for bit (`_LIBM`; np.tanh does
   not, so it stays a NumPy call) become `libc.math` calls.
 
@@ -37,6 +39,7 @@ import copy
 
 from .common import (_HELPER, _LIBM, _MATH_MODULES, _PREAMBLE, _TAPE, DIRECTIVES, TranslateError, _is_call, _names,
                      _range_bound)
+from .fuse import CHECK_TEXT, RESERVED, emit_run, find_runs
 from .plan import _Function
 from .smallvec import SMALL, Untypable, VecFunction, vec
 from .vecgen import function_text
@@ -125,14 +128,15 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
     source = _STAND_IN.sub(r"\1", source)
     tree = ast.parse(source)
     taken = _names(tree)
-    for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", _HELPER, _TAPE):
+    for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", "prange", _HELPER, _TAPE,
+                     *RESERVED):
         if reserved in taken:
             raise TranslateError(f"the module uses the name {reserved!r}, which the Cython text needs")
     lines = source.splitlines()
     edits = {}          # first line (1-based) -> (last line, replacement lines)
     inserts = {}        # line (1-based) -> lines inserted before it
     after = {}          # line -> lines inserted after it
-    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None}
+    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None, "fused": []}
     module = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
@@ -145,6 +149,10 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
            "# srcad: the generated module below as Cython (srcad.grad(..., compile=True)); typed where proven,",
            "# Python objects elsewhere. Element accesses are bounds-checked unless marked proven in range."]
     out += _PREAMBLE.splitlines()
+    if notes["fused"]:
+        out += CHECK_TEXT.splitlines()
+        for helper in notes["fused"]:
+            out += helper
     free = sorted(n for n in free if n.isidentifier())
     if free:
         out += ["", "# names srcad supplies when it loads the module (the values the user's code reads)"]
@@ -265,7 +273,15 @@ def _tape_rewrite(plan, st):
 
 
 def _walk(plan, body, loops, aliases, lines, edits, after, notes):
+    fused = set()
+    for run in find_runs(plan, body, lines):
+        repl, helper = emit_run(run, plan, plan.fn, lines, len(notes["fused"]) + 1, plan.taken)
+        notes["fused"].append(helper)
+        edits[run[0][0].lineno] = (run[0][-1].end_lineno, repl)
+        fused |= set(map(id, run[0]))
     for st in body:
+        if id(st) in fused:
+            continue
         if isinstance(st, ast.For):
             inner = dict(loops)
             if isinstance(st.target, ast.Name):

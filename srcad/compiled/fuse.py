@@ -1,0 +1,314 @@
+"""fuse: a chain of elementwise array statements of one user line as one typed C loop.
+
+The generated module writes `r = np.exp(-x * y) * (x - y)` as one statement per operation, each
+making a temporary array. In the Cython text, a run of such statements (consecutive, with no
+comment line between them: one user line, or one adjoint block) of at least two operations becomes
+
+    if _srcad_fusable(x, y):        # C-contiguous float64 arrays of one shape (ndim >= 1)
+        <each array the rest of the function reads> = np.empty(x.shape)
+        _srcad_fused_1(x, y, ...)   # one loop over the numbers, prange (nogil) above FUSE_PARALLEL
+    else:
+        <the NumPy statements, unchanged>
+
+An operation is fused only where C computes what NumPy computes bit for bit: + - * / and negation
+of float64 numbers (IEEE; cdivision on, so x / 0 is inf as in NumPy), and the functions in
+FUSE_LIBM (glibc's, which NumPy's float64 loops share on this machine: tests/test_compile_fusion.py
+checks that; NumPy builds with AVX-512 use their own exp/log, where the bits can differ in the last
+place). Each element is computed by itself, so any thread count gives the same bits. An operand is
+a C double of the function (passed by value), a number literal, or an array (checked at run time);
+a name known to be neither (a parameter that is not an array, a C integer) keeps its statement out
+of the run. Temporaries read only inside the run are C doubles of the loop, never arrays.
+"""
+import ast
+import math
+
+import numpy as np
+
+from .common import _is_call
+
+def _agrees(name):
+    """Whether NumPy's float64 array loop of name gives the C library's results (math.* calls it) on
+    this machine: NumPy builds with AVX-512 use their own exp/log, whose last bits can differ."""
+    xs = np.linspace(0.01, 40.0, 301)
+    mf = getattr(math, name)
+    return bool(np.array_equal(getattr(np, name)(xs), np.array([mf(float(v)) for v in xs])))
+
+
+FUSE_LIBM = {k: v for k, v in {"exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "sqrt": "sqrt"}.items()
+             if _agrees(k)}
+FUSE_PARALLEL = 1 << 16      # arrays above this many numbers: prange over SRCAD_FUSE_THREADS threads
+FUSE_MIN = 1 << 15           # arrays below this many numbers: the NumPy lines (in cache, a loop saves little and its set-up costs)
+_CHECK = "_srcad_fusable"
+_NP = "_srcad_np"
+_FLAT = "_srcad_flat"
+_SHAPE = "_srcad_shape"
+_THREADS = "_srcad_threads"
+RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, _THREADS, "_srcad_size", "_srcad_os", "openmp")
+
+CHECK_TEXT = f'''
+
+import numpy as {_NP}
+import os as _srcad_os
+from cython.parallel cimport prange
+cimport openmp
+
+# the threads of a fused loop above {FUSE_PARALLEL} numbers: SRCAD_FUSE_THREADS (0: OpenMP's count,
+# OMP_NUM_THREADS or the cores); 1 when unset (on a machine whose cores are busy, OpenMP's waiting
+# threads cost more than they give)
+cdef int {_THREADS} = int(_srcad_os.environ.get("SRCAD_FUSE_THREADS", "1").strip() or "1")
+if {_THREADS} <= 0:
+    {_THREADS} = openmp.omp_get_max_threads()
+
+
+def {_CHECK}(Py_ssize_t known, tuple needs, *values):
+    """The shape every array among values shares (each a C-contiguous float64 ndarray, ndim >= 1,
+    of at least {FUSE_MIN} numbers; the first `known` values must be arrays, the others may be
+    Python or NumPy float64 numbers, read as that number at every place), or None. needs: per
+    statement, the values of which one at least must be an array (else NumPy gives a number)."""
+    shape = None
+    arr = []
+    for j, a in enumerate(values):
+        if type(a) is {_NP}.ndarray:
+            if a.dtype.char != "d" or not a.flags.c_contiguous or a.ndim == 0 or a.size < {FUSE_MIN}:
+                return None
+            if shape is None:
+                shape = a.shape
+            elif a.shape != shape:
+                return None
+            arr.append(True)
+        elif j >= known and (type(a) is float or type(a) is {_NP}.float64):
+            arr.append(False)
+        else:
+            return None
+    for need in needs:
+        if not any(arr[j] for j in need):
+            return None
+    return shape
+
+
+def {_FLAT}(v, shape):
+    """v's numbers as one row: an array's own (C order), or a number repeated (stride 0)."""
+    if type(v) is {_NP}.ndarray:
+        return v.reshape(-1)
+    return {_NP}.broadcast_to({_NP}.float64(v), (_srcad_size(shape),))
+
+
+cdef Py_ssize_t _srcad_size(tuple shape):
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= d
+    return n
+'''
+
+
+class _Expr:
+    """Whether an expression is fusable; its array names, its C text."""
+
+    def __init__(self, scalars, arrays_ok):
+        self.scalars, self.arrays_ok = scalars, arrays_ok
+
+    def ok(self, e):
+        """(fusable, has an array operand, operations)."""
+        if isinstance(e, ast.Constant):
+            good = type(e.value) in (int, float) and abs(e.value) < 2 ** 53
+            return good, False, 0
+        if isinstance(e, ast.Name):
+            if e.id in self.scalars:
+                return True, False, 0
+            return self.arrays_ok(e.id), True, 0
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = self.ok(e.left), self.ok(e.right)
+            arr = a[1] or b[1]
+            if not arr and (isinstance(e.op, ast.Div) or _has_int(e)):
+                return False, False, 0      # a scalar-only part: Python's int / ZeroDivisionError rules
+            return a[0] and b[0], arr, a[2] + b[2] + 1
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+            a = self.ok(e.operand)
+            return a[0], a[1], a[2] + 1
+        if _is_call(e, ("np", "numpy"), FUSE_LIBM) and len(e.args) == 1 and not e.keywords:
+            a = self.ok(e.args[0])
+            return a[0], a[1], a[2] + 1
+        if _is_call(e, ("rt",), ("unbroadcast",)) and len(e.args) == 2 and not e.keywords \
+                and isinstance(e.args[1], ast.Name) and e.args[1].id not in self.scalars \
+                and self.arrays_ok(e.args[1].id):
+            a = self.ok(e.args[0])
+            return a[0] and a[1], a[1], a[2]      # g itself when x has g's shape (checked at run time)
+        return False, False, 0
+
+
+def _known(plan, name):
+    """Whether name is a parameter the signature says is a float64 array (of rank >= 1)."""
+    k = plan.kinds.get(name) if name in plan.params else None
+    return isinstance(k, tuple) and len(k) == 2 and k[0] == "d" and isinstance(k[1], int) and k[1] >= 1
+
+
+def _nonzero(e):
+    """Whether e is a number literal other than zero (a divisor that cannot raise)."""
+    while isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float) and e.value != 0
+
+
+def _has_int(e):
+    return any(isinstance(n, ast.Constant) and type(n.value) is int for n in ast.walk(e))
+
+
+def _reads(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def find_runs(plan, body, lines):
+    """The runs of fusable statements in the statement list body: lists of ast.Assign."""
+    params = set(plan.params)
+
+    def arrays_ok(name):
+        if name in plan.ints or name in plan.doubles:
+            return False
+        if name in params and name in plan.kinds:
+            return _known(plan, name)
+        return not name.startswith("tape")
+    ex = _Expr(plan.doubles, arrays_ok)
+    runs, cur, ops = [], [], 0
+    targets, inputs = set(), set()
+
+    def close():
+        nonlocal cur, ops, targets, inputs
+        if ops >= 2 and len(cur) >= 1:
+            runs.append((cur, ops))
+        cur, ops, targets, inputs = [], 0, set(), set()
+
+    for st in body:
+        good = (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and st.targets[0].id not in plan.doubles and st.targets[0].id not in plan.ints
+                and st.targets[0].id not in plan.arrays and st.targets[0].id not in params)
+        if good:
+            fine, arr, n = ex.ok(st.value)
+            good = fine and arr and st.targets[0].id not in _reads(st.value)     # (y = y + d: not fused)
+        if cur and good:
+            between = lines[cur[-1].end_lineno:st.lineno - 1]
+            t = st.targets[0].id
+            if any(s.strip().startswith("#") or s.strip() for s in between) or t in targets or t in inputs:
+                close()
+        if not good:
+            close()
+            continue
+        cur.append(st)
+        ops += n
+        inputs |= _reads(st.value) - targets
+        targets.add(st.targets[0].id)
+    close()
+    return runs
+
+
+def emit_run(run, plan, fn, lines, number, taken):
+    """(replacement lines at the run's place, the module-level helper's lines) for one run."""
+    stmts, _ = run
+    inside = set(map(id, (n for st in stmts for n in ast.walk(st))))
+    read_outside = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                    and id(n) not in inside}
+    targets = [st.targets[0].id for st in stmts]
+    outs = [t for t in targets if t in read_outside]
+    if not outs:
+        outs = targets[-1:]
+    arrays, scalars = [], []
+    for st in stmts:
+        for n in ast.walk(st.value):
+            if isinstance(n, ast.Name) and n.id not in targets:
+                group = scalars if n.id in plan.doubles else arrays
+                if n.id not in group and not (isinstance(n.ctx, ast.Load) and n.id in ("np", "numpy", "rt")):
+                    group.append(n.id)
+    arrays = [a for a in arrays if a not in ("np", "numpy", "rt")]
+    arrays.sort(key=lambda a: not _known(plan, a))       # the signature's arrays first
+    known = sum(1 for a in arrays if _known(plan, a))
+    deps = {}           # target -> the inputs (indices into arrays) one of which is an array if it is
+    needs = []
+    for st in stmts:
+        d = set()
+        for n in ast.walk(st.value):
+            if isinstance(n, ast.Name) and n.id in deps:
+                d |= deps[n.id]
+            elif isinstance(n, ast.Name) and n.id in arrays:
+                d.add(arrays.index(n.id))
+        deps[st.targets[0].id] = d
+        if not d & set(range(known)):
+            needs.append(tuple(sorted(d)))
+        for div in ast.walk(st.value):      # a / b of two Python floats raises ZeroDivisionError: not fused
+            if isinstance(div, ast.BinOp) and isinstance(div.op, ast.Div) and not _nonzero(div.right):
+                names = {n.id for n in ast.walk(div) if isinstance(n, ast.Name)}
+                if not names & (set(deps) | set(arrays[:known])):
+                    needs.append(tuple(sorted(arrays.index(n) for n in names if n in arrays)))
+    name = f"_srcad_fused_{number}"
+    local = set(arrays) | set(scalars) | set(targets)
+
+    def fresh(base):
+        k, out = 2, base
+        while out in local or out in taken:
+            out, k = f"{base}{k}", k + 1
+        local.add(out)
+        return out
+    idx, size = fresh("k"), fresh("n")
+    val = {t: fresh(f"{t}_k") for t in targets}
+
+    class C(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in val:
+                return ast.Name(val[node.id], ast.Load())
+            if node.id in scalars:
+                return node
+            return ast.Subscript(ast.Name(node.id, ast.Load()), ast.Name(idx, ast.Load()), ast.Load())
+
+        def visit_Constant(self, node):
+            return ast.Constant(float(node.value)) if type(node.value) is int else node
+
+        def visit_Call(self, node):
+            if _is_call(node, ("rt",), ("unbroadcast",)):
+                return self.visit(node.args[0])
+            return ast.Call(ast.Attribute(ast.Attribute(ast.Name("libc", ast.Load()), "math", ast.Load()),
+                                          FUSE_LIBM[node.func.attr], ast.Load()),
+                            [self.visit(node.args[0])], [])
+
+        def visit_Attribute(self, node):
+            return node
+    loop = []
+    for st in stmts:
+        t = st.targets[0].id
+        loop.append(f"{val[t]} = {ast.unparse(C().visit(ast.parse(ast.unparse(st.value), mode='eval').body))}")
+        if t in outs:
+            loop.append(f"{t}[{idx}] = {val[t]}")
+    comments = _comments(lines, stmts[0].lineno)
+    sig = [f"const double[{'::1' if j < known else ':'}] {a}" for j, a in enumerate(arrays)] + \
+        [f"double[::1] {o}" for o in outs] + \
+        [f"double {s}" for s in scalars]
+    helper = ["", "", "@cython.boundscheck(False)", "@cython.wraparound(False)", "@cython.cdivision(True)",
+              f"cdef void {name}({', '.join(sig)}) noexcept nogil:",
+              f'    """One loop for {", ".join(targets)}: each number computed by itself (any thread count, '
+              f'the same bits)."""']
+    helper += ["    " + c for c in comments]
+    helper += [f"    cdef Py_ssize_t {idx}, {size} = {outs[0]}.shape[0]",
+               f"    cdef double {', '.join(val[t] for t in targets)}",
+               f"    if {size} > {FUSE_PARALLEL} and {_THREADS} > 1:",
+               f"        for {idx} in prange({size}, schedule='static', num_threads={_THREADS}):"]
+    helper += ["            " + s for s in loop]
+    helper += ["    else:", f"        for {idx} in range({size}):"]
+    helper += ["            " + s for s in loop]
+    indent = " " * stmts[0].col_offset
+    repl = [f"{indent}{_SHAPE} = {_CHECK}({known}, {tuple(needs)!r}, {', '.join(arrays)})",
+            f"{indent}if {_SHAPE} is not None:  # srcad: one loop over the numbers ({name}), else the NumPy lines"]
+    for o in outs:
+        repl.append(f"{indent}    {o} = {_NP}.empty({_SHAPE})")
+    ravel = [f"{a}.reshape(-1)" if j < known else f"{_FLAT}({a}, {_SHAPE})" for j, a in enumerate(arrays)] + \
+        [f"{o}.reshape(-1)" for o in outs] + scalars
+    repl.append(f"{indent}    {name}({', '.join(ravel)})")
+    repl.append(f"{indent}else:")
+    for k in range(stmts[0].lineno, stmts[-1].end_lineno + 1):
+        repl.append("    " + lines[k - 1])
+    return repl, helper
+
+
+def _comments(lines, lineno):
+    """The comment lines just above line `lineno` (the user line the run computes)."""
+    out, k = [], lineno - 2
+    while k >= 0 and lines[k].strip().startswith("#"):
+        out.insert(0, lines[k].strip())
+        k -= 1
+    return out
