@@ -8,6 +8,7 @@ on every path (ownership.py's `_meet`, a fixed point for a loop body).
 """
 import ast
 
+from ...dataflow import fixpoint
 from ...syntax import N, assign, ast_copy, comment
 from .ownership import _meet
 from .tape import TapeOp, _pop
@@ -20,18 +21,19 @@ class AdjointControl:
     def _branch(self, blocks, live, st=None):
         """Materialise, before a branch or loop, the cotangents its adjoint leaves live that were
         not live before: the other branch (or the next iteration) must find them defined."""
-        newly = set()
         own = dict(self.own)
-        while True:     # a loop body can make a cotangent live that an earlier statement of the next
-            found = set()   # iteration reads, so repeat until nothing new turns up
+
+        def found(newly):
+            out = set()
             for block in blocks:
                 after = live | newly
                 self.own = dict(own)
                 self.adjoint_block(block, after)
-                found |= after - live
-            if found <= newly:
-                break
-            newly |= found
+                out |= after - live
+            return out
+        # a loop body can make a cotangent live that an earlier statement of the next iteration
+        # reads, so repeat until nothing new turns up
+        newly = fixpoint(set(), found, set.union)
         self.own = own
         init = [self._zero(b, st, "exit") for b in sorted(newly)]
         live |= newly
@@ -91,18 +93,18 @@ class AdjointControl:
     def adj_loop(self, st, live):
         init, _ = self._branch([st.body], live, st)
         entry = set(live)
-        own = dict(self.own)
-        while True:     # what the body keeps owned must hold at its start in every iteration
+        body = []
+
+        def iteration(own):
+            nonlocal body
             self.own = dict(own)
             inner = set(entry)
             body = self.adjoint_block(st.body, inner)
             if body:
                 body = self._finish(body, entry, inner, st, "exit")
-            kept = _meet(own, self.own)
-            if kept == own:
-                break
-            own = kept
-        self.own = own
+            return self.own
+        # what the body keeps owned must hold at its start in every iteration
+        self.own = fixpoint(dict(self.own), iteration, _meet)
         if not body:
             return init
         body = self._recompute_at_top(st, body)

@@ -11,6 +11,7 @@ needs no saving either), turning each into its pop; the primal sweep pushes for 
 import ast
 from enum import StrEnum
 
+from ...dataflow import fixpoint
 from ...syntax import N, assign, ast_copy, index_expr, is_comment, names_read, rt
 from ..kinds import Cat
 
@@ -116,16 +117,17 @@ class Tape:
         primal sweep's pushes read) only the tape operations needed: a name is saved only if some
         adjoint reads it; dropping a save can empty a branch whose test then needs no saving
         either, hence the fixed point."""
-        needed = names_read(adjoint) | self.ckpt_reads
-        while True:
+        resolved = adjoint
+
+        def reads(needed):
+            nonlocal resolved
             self.kept = {m.key for m in self.markers.values()
                          if (m.var in needed and m.var not in self.recomputed) or
                          m.kind is not TapeOp.POP and m.var in self.an.active}
             resolved = self._resolve_markers(ast_copy(adjoint))
-            now = names_read(resolved) | self.ckpt_reads
-            if now == needed:
-                return resolved
-            needed = now
+            return names_read(resolved) | self.ckpt_reads
+        fixpoint(names_read(adjoint) | self.ckpt_reads, reads)
+        return resolved
 
     def _tape_inits(self):
         """`x = None` before the primal sweep for each saved name whose first binding is inside a
