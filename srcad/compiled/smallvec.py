@@ -9,7 +9,9 @@ NumPy's loop: the same bits). The helper functions of the module it calls are ty
 site: a `cdef` function per argument types, returning a C tuple of its result's numbers.
 
 A vector is: a parameter of the signature of that length; `np.array` of a list of numbers; a list
-of numbers; `+ - * /` and unary minus of vectors and numbers; srcad's rt.add / unbroadcast /
+of numbers; `+ - * /` and unary minus of vectors and numbers; an array the function makes with
+np.zeros_like and then writes number by number (`v[k] = x`, `v[k] += x`: k a constant; see
+_item_writes_sound for when no alias can see the difference); srcad's rt.add / unbroadcast /
 index_vjp / add_at / sum_vjp / cast_vjp / item on them (the cases listed in `_rt`); a helper's
 result. A number is as in plan.py (a C double). np.sum of a vector of at most 7 numbers is the
 sequential sum NumPy computes for so few (checked by tests/test_compile.py).
@@ -21,8 +23,8 @@ main function's return is evaluated as Python, the vectors packed into arrays.
 """
 import ast
 
-from .common import _range_bound, maybe_unbound
-from .vecexpr import SMALL, Untypable, VecExpr, is_vec, vec
+from .common import _is_call, _range_bound, maybe_unbound
+from .vecexpr import _OPS, SMALL, Untypable, VecExpr, _const_int, is_vec, num, vec
 
 __all__ = ["SMALL", "Untypable", "VecFunction", "vec"]
 
@@ -91,7 +93,12 @@ class VecFunction:
                         and all(isinstance(t, ast.Name) for t in target.elts):
                     self._unpacked(target.elts, st.value, new, conflicts)
                     continue
-                if not isinstance(target, ast.Name) or (isinstance(st, ast.Assign) and len(st.targets) != 1):
+                if isinstance(st, ast.Assign) and len(st.targets) != 1:
+                    raise Untypable("an assignment to something other than one name")
+                if isinstance(target, ast.Subscript):
+                    self._item_write(st, target, conflicts)
+                    continue
+                if not isinstance(target, ast.Name):
                     raise Untypable("an assignment to something other than one name")
                 name = target.id
                 if name in self.tapes or self._pops(st.value):
@@ -136,6 +143,7 @@ class VecFunction:
                                  ast.Delete, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.NamedExpr,
                                  ast.AsyncFor, ast.Raise, ast.Assert, ast.Break, ast.Continue)):
                 raise Untypable(f"a {type(st).__name__} statement")
+        self._item_writes_sound()
         unbound = maybe_unbound(self.fn.body, set(self.params)) & set(self.types)
         if unbound:       # (Python raises UnboundLocalError there; a C double would be read as it is)
             raise Untypable(f"{min(unbound)} may be read before it is assigned")
@@ -144,6 +152,64 @@ class VecFunction:
                     and n.id not in self.tapes and n.id not in ("np", "numpy", "rt", "math", "range", "reversed") \
                     and n.id not in self.module:
                 raise Untypable(f"the name {n.id} is not typed")
+
+    def _item_write(self, st, target, conflicts):
+        """`v[k] = x` / `v[k] op= x` (k a constant int): the k-th number of v replaced (checked
+        against v's type in _item_writes_sound); x must be a number."""
+        if not isinstance(target.value, ast.Name) or _const_int(target.slice) is None:
+            raise Untypable("an item write other than `name[constant] = number`")
+        if isinstance(st, ast.AugAssign) and type(st.op) not in _OPS:
+            raise Untypable(f"the item update {ast.unparse(st)}")
+        try:
+            t = self.expr().type_of(st.value)
+        except Untypable as exc:
+            conflicts.append(str(exc))
+            return
+        if t is not None and not num(t):
+            conflicts.append(f"an item write of something other than a number: {ast.unparse(st)}")
+
+    _FRESH = (("np", "numpy"), ("zeros_like", "full_like"))
+
+    def _item_writes_sound(self):
+        """The vectors written item by item must be arrays the function made itself and nothing
+        else holds: every assignment of one is np.zeros_like / np.full_like of a vector, and it is
+        read whole (not as `v[k]`) only in top-level statements after its last item write (an
+        alias, a tape push or a helper's argument taken earlier would see the write in NumPy and
+        not in the C copy)."""
+        written = {}
+        for k, top in enumerate(self.fn.body):
+            for n in ast.walk(top):
+                if isinstance(n, (ast.Assign, ast.AugAssign)):
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                            written[t.value.id] = k
+        if not written:
+            return
+        parent = {id(c): n for n in ast.walk(self.fn) for c in ast.iter_child_nodes(n)}
+        for name, last in written.items():
+            t = self.types.get(name)
+            if not is_vec(t) or name in self.params or name in self.tapes:
+                raise Untypable(f"an item write into {name}, which is not a small vector the function makes")
+            for n in ast.walk(self.fn):
+                if isinstance(n, (ast.Assign, ast.AugAssign)):
+                    for tg in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(tg, ast.Subscript) and isinstance(tg.value, ast.Name) and tg.value.id == name:
+                            k = _const_int(tg.slice)
+                            if not -t[1] <= k < t[1]:
+                                raise Untypable(f"an item write into {name} out of range")
+                        elif isinstance(tg, ast.Name) and tg.id == name and not (
+                                isinstance(n, ast.Assign) and _is_call(n.value, *self._FRESH) and n.value.args
+                                and is_vec(self.expr().type_of(n.value.args[0]))):
+                            raise Untypable(f"{name} is written item by item but assigned {ast.unparse(n.value)}, "
+                                            "not a new array")
+            for k, top in enumerate(self.fn.body):
+                for n in ast.walk(top):
+                    if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                        up = parent.get(id(n))
+                        if isinstance(up, ast.Subscript) and up.value is n:
+                            continue
+                        if k <= last:
+                            raise Untypable(f"{name} is read whole before its last item write")
 
     def _unpacked(self, names, value, new, conflicts):
         """`a, b = value`: each name gets its part of a tuple (a helper's result)."""

@@ -4,13 +4,13 @@ The main function keeps its name and parameters (a number parameter typed `doubl
 its vector parameters into C doubles first; a helper becomes `cdef (double, ...) _v_<name>_<n>(...)`
 over the numbers of its arguments. Each statement keeps the `# L<n>:` comments above it; a vector
 assignment is one parallel assignment of its numbers (all read before any is written, as NumPy
-does); a tape push or pop moves each number of a vector through the unboxed tape.
+does); an item write `v[k] = x` one C assignment of v's k-th number; a tape push or pop moves each number of a vector through the unboxed tape.
 """
 import ast
 import re
 
 from .common import _TAPE, _range_bound
-from .vecexpr import Untypable, flat, is_vec, num
+from .vecexpr import Untypable, _const_int, flat, is_vec, num
 
 
 def _ctype(t):
@@ -88,6 +88,15 @@ class _Gen:
             return
         if isinstance(st, ast.Return):
             self.ret(st, indent)
+            return
+        target = st.targets[0] if isinstance(st, ast.Assign) else getattr(st, "target", None)
+        if isinstance(target, ast.Subscript):        # v[k] = x, v[k] op= x: v's k-th number
+            value = ast.BinOp(target, st.op, st.value) if isinstance(st, ast.AugAssign) else st.value
+            t, s = self.ex.ev(value)
+            mine = self.names(target.value.id)
+            if t is None or len(s) != 1:
+                raise Untypable(f"the statement {ast.unparse(st)}")
+            self.emit(indent, f"{mine[_const_int(target.slice) % len(mine)]} = {s[0]}")
             return
         if isinstance(st, ast.AugAssign):
             target = st.target.id
