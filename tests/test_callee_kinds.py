@@ -7,7 +7,7 @@ import numpy as np
 
 import srcad
 from srcad.transform.kinds import UNKNOWN, Kind, call_kinds, literal_kind
-from tests.fdcheck import assert_grad_close
+from fdcheck import assert_grad_close
 
 
 def scaled(v, w):

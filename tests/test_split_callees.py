@@ -6,7 +6,7 @@ import numpy as np
 import srcad
 from srcad import cache
 from srcad.runtime import frames
-from tests.fdcheck import assert_grad_close
+from fdcheck import assert_grad_close
 
 CALLS = []
 
