@@ -4,6 +4,8 @@ import os
 import shutil
 import tempfile
 
+import pytest
+
 _made = []
 
 
@@ -88,3 +90,14 @@ def pytest_collection_modifyitems(config, items):
         if (name in SLOW_FILES or f"{name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS
                 or _starts_a_subprocess(item)):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True)
+def _sys_path_as_it_was():
+    """sys.path restored after each test: `srcad emit pkg.mod:f` run in-process (cli.main) puts the
+    working directory first, as the command does in its own process; left there, a later test's
+    child process given this sys.path would import the repository's unbuilt srcad/."""
+    import sys
+    saved = list(sys.path)
+    yield
+    sys.path[:] = saved
