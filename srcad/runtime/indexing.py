@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from .. import _kernels
 from ..errors import SrcadError
 from . import shapes
-from .accumulate import _sole, add, zeros_like
+from .accumulate import _SOLE, _sole, add, zeros_like
 from .products import matmul, matmul_vjp_x
 from .rowsparse import RowSparse
 from .sparse.structure import index_jvp as sparse_index_jvp
@@ -199,11 +199,85 @@ def zero_at(y_bar, idx):
 
 
 
+_F64 = np.dtype(np.float64)
+_BASIC, _ADVANCED, _DISTINCT = 0, 1, 2      # what an index is, for add_at's plain-array path
+_DISTINCT_MIN = 64      # below this many gathered entries, np.add.at costs what proving distinctness does
+
+
+def _index_kind(idx, x):
+    """For x[idx] with x a plain array: _BASIC (ints and slices: no entry twice), _DISTINCT (one
+    advanced part, provably naming no entry twice: a boolean mask, or an integer array, large
+    enough to be worth the check, strictly monotone on one side of zero), _ADVANCED (integer
+    arrays that may repeat), or None (any other index: lists, a bare integer array gathering rows
+    (a RowSparse cotangent), scalars of other types; the general path)."""
+    t = type(idx)
+    if t is int or t is slice:
+        return _BASIC
+    if t is tuple:
+        arrays = None
+        for p in idx:
+            tp = type(p)
+            if tp is int or tp is slice or p is None or p is Ellipsis:
+                continue
+            if tp is np.ndarray and p.dtype.kind in "iub":
+                arrays = p if arrays is None else False     # False: two advanced parts
+                continue
+            if isinstance(p, np.integer):
+                continue
+            return None
+        if arrays is None:
+            return _BASIC
+        return _DISTINCT if arrays is not False and _distinct(arrays) else _ADVANCED
+    if t is np.ndarray and (idx.dtype.kind == "b" or idx.dtype.kind in "iu" and x.ndim == 1):
+        return _DISTINCT if _distinct(idx) else _ADVANCED
+    return None
+
+
+def _distinct(p):
+    """Does the index array p name each entry of its axis at most once? True only when proven:
+    a boolean mask, or integers strictly increasing (or decreasing) all >= 0 or all < 0 (those
+    two ranges map one to one onto the axis). Small arrays are not checked (False)."""
+    if p.dtype.kind == "b":
+        return True
+    if p.size < _DISTINCT_MIN:
+        return False
+    q = p.ravel()
+    step = q[1:] > q[:-1]
+    if not step.all():
+        step = q[1:] < q[:-1]
+        if not step.all():
+            return False
+    lo, hi = (q[0], q[-1]) if q[0] <= q[-1] else (q[-1], q[0])
+    return bool(lo >= 0 or hi < 0)
+
+
 def add_at(x_bar, x, idx, g):
     """x_bar + (the cotangent of x from that of x[idx]), without materialising the latter:
     in place when only the caller's variable holds x_bar."""
     refs = sys.getrefcount(x_bar)
     tg = type(g)
+    if type(x) is np.ndarray and x.dtype is _F64 and \
+            (tg is np.ndarray and g.dtype is _F64 or (tg is float or tg is np.float64) and g != 0):
+        # plain float64 arrays (the common case first): a fresh zero array with g written, or g
+        # added into the x_bar this call owns; np.add.at where an entry may be named twice
+        kind = _index_kind(idx, x)
+        if kind is not None:
+            tb = type(x_bar)
+            if tb is np.ndarray:
+                if x_bar.dtype is _F64 and refs <= _SOLE and x_bar.shape == x.shape and \
+                        (x_bar.base is None or _sole(x_bar, refs)) and x_bar.flags.writeable:
+                    if kind == _ADVANCED:
+                        np.add.at(x_bar, idx, g)
+                    else:
+                        x_bar[idx] += g
+                    return x_bar
+            elif x_bar is None or (tb is float or tb is np.float64 or tb is int) and x_bar == 0:
+                out = np.zeros(x.shape)
+                if kind == _ADVANCED:
+                    np.add.at(out, idx, g)
+                else:
+                    out[idx] = g
+                return out
     if type(idx) is int and type(x_bar) is np.ndarray and type(x) is np.ndarray and \
             (tg is float or (tg is np.float64 or tg is np.ndarray) and g.dtype == x_bar.dtype) and \
             x_bar.shape == x.shape and x_bar.dtype.kind == "f" and _sole(x_bar, refs):
