@@ -111,6 +111,9 @@ def test_add_at_accumulates_and_leaves_shared_buffers_alone():
             expected[1 + r, col] += g[r, c]
     fresh = indexing.add_at(0.0, x, idx, g)
     np.testing.assert_array_equal(fresh, expected)
+    np.testing.assert_array_equal(indexing.index_vjp(g, x, idx), expected)
+    flat = indexing.index_vjp(np.array([1.0, 2.0, 4.0]), np.zeros(3), np.array([2, 0, 2]))
+    np.testing.assert_array_equal(flat, [2.0, 0.0, 5.0])
     held = np.ones((3, 4))
     alias = held
     out = indexing.add_at(held, x, idx, g)

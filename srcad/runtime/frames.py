@@ -14,6 +14,7 @@ primal call had (restored from the tape), so the match is the top frame in pract
 frame matches (an adjoint that runs without its primal call, a call whose adjoint is skipped),
 the recomputing `<g>_vjp` runs, exactly as without frames: never a frame of other arguments.
 """
+from operator import is_
 
 
 def split_forward(frames, split, *args, **kwargs):
@@ -25,12 +26,7 @@ def split_forward(frames, split, *args, **kwargs):
 
 
 def _same(a, b):
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if x is not y:
-            return False
-    return True
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def split_backward(frames, split, vjp, seed_name, seed, *args, **kwargs):
@@ -39,7 +35,7 @@ def split_backward(frames, split, vjp, seed_name, seed, *args, **kwargs):
     the recomputing `vjp`."""
     if frames and not kwargs:       # the common case: the top frame, positional arguments
         fn, fargs, fkwargs, frame = frames[-1]
-        if fn is split and not fkwargs and _same(fargs, args):
+        if fn is split and not fkwargs and len(fargs) == len(args) and all(map(is_, fargs, args)):
             frames.pop()
             try:
                 frame.send(seed)

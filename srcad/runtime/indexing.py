@@ -41,11 +41,12 @@ def getitem(x, idx):
 
 def index_vjp(g, x, idx):
     """Cotangent of x from that of x[idx]: repeated indices add up; a row gather stays RowSparse."""
-    if type(idx) is int and type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64 and \
-            (type(g) is np.float64 or type(g) is float) and g != 0:
-        out = np.zeros(x.shape)        # the common case first: one entry of a float64 array
-        out[idx] = g
-        return out
+    tg = type(g)
+    if type(x) is np.ndarray and x.dtype is _F64 and \
+            (tg is np.ndarray and g.dtype is _F64 or (tg is float or tg is np.float64) and g != 0):
+        kind = _index_kind(idx, x)      # plain float64 arrays, the common case first
+        if kind is not None:
+            return _written(x, idx, g, kind)
     if _is_zero(g):
         return g
     if sp.issparse(x):
@@ -211,23 +212,25 @@ def _index_kind(idx, x):
     arrays that may repeat), or None (any other index: lists, a bare integer array gathering rows
     (a RowSparse cotangent), scalars of other types; the general path)."""
     t = type(idx)
-    if t is int or t is slice:
-        return _BASIC
     if t is tuple:
-        arrays = None
+        kind = _BASIC
         for p in idx:
             tp = type(p)
-            if tp is int or tp is slice or p is None or p is Ellipsis:
+            if tp is int or tp is slice:
                 continue
-            if tp is np.ndarray and p.dtype.kind in "iub":
-                arrays = p if arrays is None else False     # False: two advanced parts
-                continue
-            if isinstance(p, np.integer):
-                continue
-            return None
-        if arrays is None:
-            return _BASIC
-        return _DISTINCT if arrays is not False and _distinct(arrays) else _ADVANCED
+            if tp is np.ndarray:
+                k = p.dtype.kind
+                if k == "b" and kind == _BASIC:
+                    kind = _DISTINCT
+                elif k == "i" or k == "u" or k == "b":      # a second advanced part: its pairs may repeat
+                    kind = _ADVANCED if kind != _BASIC or p.size < _DISTINCT_MIN or not _distinct(p) else _DISTINCT
+                else:
+                    return None
+            elif not (p is None or p is Ellipsis or isinstance(p, np.integer)):
+                return None
+        return kind
+    if t is int or t is slice or isinstance(idx, np.integer):
+        return _BASIC
     if t is np.ndarray and (idx.dtype.kind == "b" or idx.dtype.kind in "iu" and x.ndim == 1):
         return _DISTINCT if _distinct(idx) else _ADVANCED
     return None
@@ -251,6 +254,17 @@ def _distinct(p):
     return bool(lo >= 0 or hi < 0)
 
 
+def _written(x, idx, g, kind):
+    """The float64 cotangent of x from g, that of x[idx]: zeros with g written at idx (added up
+    by np.add.at where idx may name an entry twice)."""
+    out = np.zeros(x.shape)
+    if kind == _ADVANCED:
+        np.add.at(out, idx, g)
+    else:
+        out[idx] = g
+    return out
+
+
 def add_at(x_bar, x, idx, g):
     """x_bar + (the cotangent of x from that of x[idx]), without materialising the latter:
     in place when only the caller's variable holds x_bar."""
@@ -272,12 +286,7 @@ def add_at(x_bar, x, idx, g):
                         x_bar[idx] += g
                     return x_bar
             elif x_bar is None or (tb is float or tb is np.float64 or tb is int) and x_bar == 0:
-                out = np.zeros(x.shape)
-                if kind == _ADVANCED:
-                    np.add.at(out, idx, g)
-                else:
-                    out[idx] = g
-                return out
+                return _written(x, idx, g, kind)
     if type(idx) is int and type(x_bar) is np.ndarray and type(x) is np.ndarray and \
             (tg is float or (tg is np.float64 or tg is np.ndarray) and g.dtype == x_bar.dtype) and \
             x_bar.shape == x.shape and x_bar.dtype.kind == "f" and _sole(x_bar, refs):
