@@ -1,14 +1,31 @@
-"""Jacobian sparsity: index sets propagated through the generated tangent code, column colouring,
-and the compressed Jacobian with one forward sweep per colour.
+"""Jacobian sparsity: the pattern found by tracing the generated tangent code, column colouring,
+and the compressed Jacobian with one forward sweep per colour (or all colours in one batched sweep).
 
-Detection runs the same generated forward-mode code with a tangent whose entries are `Deps`
+Detection first runs the tangent code once with a `srcad.sparse_trace.Trace` as the tangent (each
+array's dependency sets as one boolean sparse matrix, a rule per operation). Code with an
+operation the tracer has no rule for is swept again with a tangent whose entries are `Deps`
 objects (the set of input entries a value depends on) in NumPy object arrays: the tangent code
 only adds tangents and scales them by primal values, so `+` becomes a union and scaling keeps
-the set. The pattern is structural and, where the code branches, that of the branch taken at
-the given point (a superset of the numerically nonzero entries).
+the set. Either pattern is structural and, where the code branches, that of the branch taken at
+the given point (a superset of the numerically nonzero entries); every Jacobian is checked
+against one more sweep along a random direction, and a pattern that fails it is detected again.
+
+Patterns are kept per derived function, keyed by x's shape and dtype and by what else decides
+the pattern (`structure_key`: integer arrays by a fingerprint of their content, Python ints and
+strings by value), so a call with other index arrays detects its own pattern at once.
 """
 import numpy as np
 import scipy.sparse as sp
+
+from ._kernels import fingerprint
+from .errors import SrcadError
+from .sparse_trace import TraceUnsupported, trace_pattern
+
+# what makes detection fall back from the tracer to the exact index-set sweep: the tracer's refusal
+# (TraceUnsupported) and whatever NumPy or a runtime helper raises on a value it does not know
+_NOT_TRACED = (TraceUnsupported, TypeError, ValueError, LookupError, AttributeError, ArithmeticError,
+               NotImplementedError, SrcadError)
+_PATTERNS_KEPT = 8       # patterns kept per derived function (most recently used)
 
 
 class Deps:
@@ -50,8 +67,21 @@ class Deps:
                         "sparsity cannot be detected by index-set propagation")
 
 
-def detect(jvp_call, x):
-    """(rows, cols) of the Jacobian's structural nonzeros, from one sweep of the tangent code."""
+def detect(jvp_call, x, exact=False):
+    """(y, rows, cols, m, n, method): the Jacobian's structural nonzeros from one sweep of the
+    tangent code, traced (method "traced") or, where the tracer has no rule or exact=True, with
+    Deps index sets (method "exact")."""
+    if not exact:
+        try:
+            return trace_pattern(jvp_call, x) + ("traced",)
+        except _NOT_TRACED:
+            pass
+    return detect_exact(jvp_call, x) + ("exact",)
+
+
+def detect_exact(jvp_call, x):
+    """(y, rows, cols, m, n) of the Jacobian's structural nonzeros, from one sweep of the tangent
+    code with a Deps object per entry."""
     n = int(np.size(x))
     seed = np.empty(np.shape(x), dtype=object)
     flat = seed.reshape(-1)
@@ -73,30 +103,125 @@ def detect(jvp_call, x):
 
 def color_columns(rows, cols, m, n):
     """Greedy colouring in column order: columns that share a row get different colours (each
-    column the smallest colour none of its neighbours has). The neighbours come from the
-    pattern's column-intersection graph P^T P (one sparse product). Returns colours (n,)."""
-    pattern = sp.csr_array((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(m, n))
-    pattern.sum_duplicates()
-    graph = (pattern.T @ pattern).tocsr()
-    ptr, idx = graph.indptr, graph.indices
+    column the smallest colour none of its earlier neighbours has). The neighbours come from the
+    pattern's column-intersection graph P^T P (one sparse product). Returns colours (n,).
+
+    A column's colour depends only on its earlier neighbours' colours, so every column whose
+    earlier neighbours are all coloured can be coloured at once (the same colours as one column
+    after another): rounds of such columns, vectorised, while they are many, then the rest one by
+    one in column order."""
+    pattern = _pattern_matrix(np.asarray(rows, np.int64), np.asarray(cols, np.int64), m, n)
+    pattern = _drop_repeated_rows(pattern)              # (they add no edge)
+    graph = pattern.T.tocsr() @ pattern                  # symmetric: j, k share a row
+    row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.indptr))
+    earlier = _part_of(graph, row_of, graph.indices < row_of, n)
+    later = _part_of(graph, row_of, graph.indices > row_of, n)
     color = np.full(n, -1, dtype=np.int64)
-    for k in range(n):
-        taken = color[idx[ptr[k]:ptr[k + 1]]]
-        taken = taken[taken >= 0]
-        if taken.size:
-            used = np.zeros(int(taken.max()) + 2, dtype=bool)
-            used[taken] = True
-            color[k] = int(np.argmin(used))
+    waiting = np.diff(earlier.indptr).astype(np.int64)     # earlier neighbours not coloured yet
+    ready = np.flatnonzero(waiting == 0)
+    while ready.size >= _ROUND_MIN:
+        color[ready] = _smallest_free(earlier, ready, color)
+        waiting[ready] = -1
+        reached = _neighbours(later, ready)
+        if reached.size:
+            waiting -= np.bincount(reached, minlength=n)
+            ready = _distinct(reached[waiting[reached] == 0])
         else:
-            color[k] = 0
+            ready = reached
+    rest = np.flatnonzero(color < 0)
+    if rest.size:
+        ptr, idx, col = earlier.indptr.tolist(), earlier.indices.tolist(), color.tolist()
+        for k in rest.tolist():
+            taken = {col[j] for j in idx[ptr[k]:ptr[k + 1]]}
+            c = 0
+            while c in taken:
+                c += 1
+            col[k] = c
+        color = np.asarray(col, dtype=np.int64)
     return color
+
+
+def _pattern_matrix(rows, cols, m, n):
+    """The pattern as a boolean CSR (m, n); built directly from the (row, column) pairs when they
+    come sorted and distinct, as detection gives them."""
+    key = rows * n + cols
+    if len(key) and not (key[1:] > key[:-1]).all():
+        P = sp.csr_array((np.ones(len(rows), dtype=bool), (rows, cols)), shape=(m, n))
+        P.sum_duplicates()
+        return P
+    indptr = np.zeros(m + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    return sp.csr_array((np.ones(len(cols), dtype=bool), cols, indptr), shape=(m, n))
+
+
+def _drop_repeated_rows(P):
+    """P without the rows that repeat the row before them (a vector output's components often
+    read the same inputs), found in one pass over the stored entries."""
+    lens = np.diff(P.indptr).astype(np.int64)
+    if P.shape[0] < 2 or not P.nnz:
+        return P
+    row_of = np.repeat(np.arange(P.shape[0], dtype=np.int64), lens)
+    same_len = np.concatenate([[False], lens[1:] == lens[:-1]]) & (lens > 0)
+    cand = same_len[row_of]
+    at = np.flatnonzero(cand)
+    differs = np.zeros(P.shape[0], bool)
+    differs[row_of[at][P.indices[at] != P.indices[at - lens[row_of[at]]]]] = True
+    repeated = same_len & ~differs
+    return P[np.flatnonzero(~repeated)] if repeated.any() else P
+
+
+def _part_of(graph, row_of, keep, n):
+    """The entries `keep` of a CSR graph, as a CSR graph (row order is kept: no sort)."""
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(row_of[keep], minlength=n), out=indptr[1:])
+    return sp.csr_array((np.ones(int(indptr[-1]), np.int8), graph.indices[keep], indptr), shape=(n, n))
+
+
+_ROUND_MIN = 32     # below this many columns ready at once, colour the rest one by one
+
+
+def _neighbours(graph, vertices):
+    """The column indices of the given rows of a CSR graph, concatenated (with repeats)."""
+    starts, ends = graph.indptr[vertices].astype(np.int64), graph.indptr[vertices + 1].astype(np.int64)
+    counts = ends - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return graph.indices[np.arange(total, dtype=np.int64) + offsets].astype(np.int64)
+
+
+def _distinct(a):
+    """The distinct values of an integer array, sorted (by a sort: np.unique hashes, slower here)."""
+    a = np.sort(a)
+    if a.size > 1:
+        a = a[np.concatenate([[True], a[1:] != a[:-1]])]
+    return a
+
+
+def _smallest_free(earlier, vertices, color):
+    """For each vertex, the smallest colour none of its (coloured) earlier neighbours has."""
+    counts = (earlier.indptr[vertices + 1] - earlier.indptr[vertices]).astype(np.int64)
+    owner = np.repeat(np.arange(len(vertices), dtype=np.int64), counts)
+    used = color[_neighbours(earlier, vertices)]
+    base = int(used.max(initial=0)) + 2
+    pairs = _distinct(owner * base + used)              # sorted (vertex, colour), each once
+    who, c = pairs // base, pairs % base
+    first = np.searchsorted(who, np.arange(len(vertices)))
+    rank = np.arange(len(pairs)) - first[who]          # place among that vertex's colours
+    free = np.bincount(who, minlength=len(vertices))    # no gap: the count of colours used
+    gap = c != rank                                     # the first gap is the smallest free colour
+    if gap.any():
+        gw, gr = who[gap], rank[gap]
+        np.minimum.at(free, gw, gr)
+    return free
 
 
 class Pattern:
     """A detected Jacobian pattern and its colouring, reused while a check sweep agrees with it."""
 
-    def __init__(self, jvp_call, x):
-        self.y, self.rows, self.cols, self.m, self.n = detect(jvp_call, x)
+    def __init__(self, jvp_call, x, exact=False):
+        self.y, self.rows, self.cols, self.m, self.n, self.method = detect(jvp_call, x, exact)
         self.color = color_columns(self.rows, self.cols, self.m, self.n) if self.n else np.zeros(0, np.int64)
         self.ncolors = int(self.color.max()) + 1 if self.n else 0
         self.batched = None      # unknown until the first evaluation: True, or False (one sweep per colour)
@@ -155,24 +280,60 @@ class Pattern:
         return np.shape(y) == np.shape(self.y) and np.abs(got - want).max(initial=0.0) <= 1e-10 * scale
 
 
-def sparse_jacobian(jvp_call, x, cache=None):
+def sparse_jacobian(jvp_call, x, cache=None, key=()):
     """The Jacobian as a csr_array (y.size, x.size), and the number of colours.
 
-    With a cache (a dict), the pattern detected for inputs of this shape is reused as long as a
-    check sweep along a random direction agrees with the compressed Jacobian; when it does not,
-    the pattern is detected again at x.
+    With a cache (a dict), the pattern detected for inputs of x's shape and dtype and this
+    structure key (`structure_key`) is reused as long as a check sweep along a random direction
+    agrees with the compressed Jacobian; when it does not, the pattern is detected again at x.
+    A newly detected pattern is checked the same way; a traced one that fails is detected again
+    with exact index sets.
     """
-    key = (np.shape(x), np.asarray(x).dtype.str)
-    pat = cache.get(key) if cache is not None else None
+    key = (np.shape(x), np.asarray(x).dtype.str) + tuple(key)
+    pat = cache.pop(key, None) if cache is not None else None
     if pat is not None:
         J = pat.evaluate(jvp_call, x)
         if pat.agrees(J, jvp_call, x):
+            cache[key] = pat                    # (most recently used last)
             return J, pat.ncolors
     pat = Pattern(jvp_call, x)
+    J = pat.evaluate(jvp_call, x)
+    if not pat.agrees(J, jvp_call, x):
+        if pat.batched:                         # the batch must match an ordinary sweep
+            pat.batched = False
+            J = pat.evaluate(jvp_call, x)
+        if pat.method == "traced" and not pat.agrees(J, jvp_call, x):
+            pat = Pattern(jvp_call, x, exact=True)
+            J = pat.evaluate(jvp_call, x)
     if cache is not None:
         cache[key] = pat
-    J = pat.evaluate(jvp_call, x)
-    if pat.batched and not pat.agrees(J, jvp_call, x):   # the batch must match an ordinary sweep
-        pat.batched = False
-        J = pat.evaluate(jvp_call, x)
+        while len(cache) > _PATTERNS_KEPT:
+            del cache[next(iter(cache))]
     return J, pat.ncolors
+
+
+def structure_key(args, k):
+    """What besides x's shape decides the pattern, for every argument but x (args[k]): integer and
+    bool arrays (index arrays, masks) by dtype, shape and a fingerprint of their content; scipy
+    sparse matrices by their index arrays; Python ints, bools, strings and None by value; lists,
+    tuples and dicts item by item; float arrays by dtype and shape and other values by type (their
+    values can only move a branch, which the check sweep sees)."""
+    return tuple(_part(a) for i, a in enumerate(args) if i != k)
+
+
+def _part(a):
+    if isinstance(a, np.ndarray):
+        if a.dtype.kind in "biu":
+            return ("ints", a.dtype.str, a.shape, fingerprint(a))
+        return ("array", a.dtype.str, a.shape)
+    if a is None or isinstance(a, (bool, int, str, np.integer, np.bool_)):
+        return (type(a).__name__, a)
+    if sp.issparse(a):
+        fmt = a.format
+        idx = (a.indices, a.indptr) if fmt in ("csr", "csc", "bsr") else (a.row, a.col) if fmt == "coo" else ()
+        return ("sparse", fmt, a.shape, a.dtype.str) + tuple(_part(np.asarray(v)) for v in idx)
+    if isinstance(a, (list, tuple)):
+        return (type(a).__name__,) + tuple(_part(v) for v in a)
+    if isinstance(a, dict):
+        return ("dict",) + tuple((repr(kk), _part(v)) for kk, v in a.items())
+    return ("value", type(a).__qualname__)

@@ -99,8 +99,8 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None, compile=False):
         if sparsity is None and (_tree.is_node(x) or _tree.is_node(y)):
             return _tree_jacobian(f, k, args, y, mode, tangent_sweep)
         if sparsity == "auto":
-            from ..sparsity import sparse_jacobian
-            J, _ = sparse_jacobian(tangent_sweep(args), x, patterns)
+            from ..sparsity import sparse_jacobian, structure_key
+            J, _ = sparse_jacobian(tangent_sweep(args), x, patterns, structure_key(args, k))
             return J
         xshape = np.shape(x)
         n = int(np.prod(xshape, dtype=int))
