@@ -67,7 +67,13 @@ class Deps:
                         "sparsity cannot be detected by index-set propagation")
 
 
-def detect(jvp_call, x, exact=False):
+def detect(jvp_call, x):
+    """(y, rows, cols, m, n): the Jacobian's structural nonzeros from one sweep of the tangent code
+    (`find_pattern`: traced, or exact where the tracer has no rule)."""
+    return find_pattern(jvp_call, x)[:5]
+
+
+def find_pattern(jvp_call, x, exact=False):
     """(y, rows, cols, m, n, method): the Jacobian's structural nonzeros from one sweep of the
     tangent code, traced (method "traced") or, where the tracer has no rule or exact=True, with
     Deps index sets (method "exact")."""
@@ -221,7 +227,7 @@ class Pattern:
     """A detected Jacobian pattern and its colouring, reused while a check sweep agrees with it."""
 
     def __init__(self, jvp_call, x, exact=False):
-        self.y, self.rows, self.cols, self.m, self.n, self.method = detect(jvp_call, x, exact)
+        self.y, self.rows, self.cols, self.m, self.n, self.method = find_pattern(jvp_call, x, exact)
         self.color = color_columns(self.rows, self.cols, self.m, self.n) if self.n else np.zeros(0, np.int64)
         self.ncolors = int(self.color.max()) + 1 if self.n else 0
         self.batched = None      # unknown until the first evaluation: True, or False (one sweep per colour)

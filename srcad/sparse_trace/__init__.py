@@ -13,9 +13,9 @@ import numpy as np
 
 from . import rows as _rows
 from .tracer import Trace, TraceUnsupported, broadcast
-from . import functions as _functions  # noqa: F401  (fills the rules of NumPy's functions)
+from .functions import trace_array
 
-__all__ = ["Trace", "TraceUnsupported", "trace_pattern"]
+__all__ = ["Trace", "TraceUnsupported", "trace_array", "trace_pattern"]
 
 
 def trace_pattern(jvp_call, x):

@@ -92,9 +92,12 @@ for _f in (np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.broa
 # -- moves of several operands: positions offset into the operands' stacked rows ------------------
 def _stacked(datas):
     """(the operands' positions, each traced one offset past the ones before it, plain ones 0;
-    the traced operands' rows stacked in that order)."""
+    the traced operands' rows stacked in that order). An operand may be a (nested) list holding
+    traced tangents, as np.array reads it."""
     maps, mats, offset = [], [], 0
     for d in datas:
+        if isinstance(d, (list, tuple)):
+            d = trace_array(d) if _holds_trace(d) else np.asarray(d)
         _plain_ok(d)
         if isinstance(d, Trace):
             maps.append(R.positions(d.shape) + offset)
@@ -106,6 +109,47 @@ def _stacked(datas):
         raise TraceUnsupported("no traced operand")
     rows = mats[0] if len(mats) == 1 else R.canonical(sp.vstack(mats, format="csr"))
     return maps, rows
+
+
+def _holds_trace(parts):
+    return any(isinstance(p, Trace) or isinstance(p, (list, tuple)) and _holds_trace(p) for p in parts)
+
+
+def trace_array(parts, shape=None):
+    """The trace of np.array(parts) for a nested list whose items include traced tangents (None if
+    none does): each item's entries in its place; a plain item (a constant) depends on nothing, a
+    symbolic zero (0.0) stands for zeros of its place's shape when `shape` (the array's) is given."""
+    if not _holds_trace(parts):
+        return None
+    traces = []
+
+    def collect(p):
+        if isinstance(p, Trace):
+            traces.append(p)
+        elif isinstance(p, (list, tuple)):
+            for q in p:
+                collect(q)
+    collect(parts)
+    offsets = np.cumsum([0] + [t.size for t in traces])
+    it = iter(range(len(traces)))
+
+    def build(p, depth):
+        if isinstance(p, Trace):
+            return R.positions(p.shape) + offsets[next(it)]
+        if isinstance(p, (list, tuple)):
+            return [build(q, depth + 1) for q in p]
+        _plain_ok(p)
+        if shape is not None and np.ndim(p) == 0 and len(shape) > depth:
+            return np.zeros(shape[depth:], np.int64)
+        return np.zeros(np.shape(p), np.int64)
+    try:
+        out = np.array(build(parts, 0), dtype=np.int64)
+    except ValueError as e:             # items of shapes np.array would not stack
+        raise TraceUnsupported(f"a list of traced tangents np.array does not stack: {e}") from None
+    if shape is not None and out.shape != tuple(shape):
+        raise TraceUnsupported("a list of traced tangents whose shape is not its array's")
+    rows = traces[0].rows if len(traces) == 1 else sp.vstack([t.rows for t in traces], format="csr")
+    return Trace(out.shape, R.take(rows, out))
 
 
 def _from_stacked(rows, out):

@@ -160,6 +160,10 @@ class Trace:
     def copy(self, order="C"):
         return Trace(self.shape, self.rows)
 
+    def zeros_of_kind(self, shape):
+        """A zero tangent of the given shape, as a trace (no entry depends on anything)."""
+        return Trace(shape, R.empty(int(np.prod(shape, dtype=np.int64)), self.rows.shape[1]))
+
     # -- arithmetic: through the ufuncs --------------------------------------------------------------
     def __add__(self, o): return np.add(self, o)
     def __radd__(self, o): return np.add(o, self)
