@@ -119,7 +119,7 @@ def color_columns(rows, cols, m, n):
     pattern = _pattern_matrix(np.asarray(rows, np.int64), np.asarray(cols, np.int64), m, n)
     pattern = _drop_repeated_rows(pattern)              # (they add no edge)
     graph = pattern.T.tocsr() @ pattern                  # symmetric: j, k share a row
-    row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(graph.indptr))
+    row_of = np.repeat(np.arange(n, dtype=graph.indices.dtype), np.diff(graph.indptr))
     earlier = _part_of(graph, row_of, graph.indices < row_of, n)
     later = _part_of(graph, row_of, graph.indices > row_of, n)
     color = np.full(n, -1, dtype=np.int64)
@@ -131,7 +131,13 @@ def color_columns(rows, cols, m, n):
         reached = _neighbours(later, ready)
         if reached.size:
             waiting -= np.bincount(reached, minlength=n)
-            ready = _distinct(reached[waiting[reached] == 0])
+            ready = reached[waiting[reached] == 0]
+            if ready.size > n // 8:                     # (a mask is cheaper than a sort then)
+                mark = np.zeros(n, bool)
+                mark[ready] = True
+                ready = np.flatnonzero(mark)
+            else:
+                ready = _distinct(ready)
         else:
             ready = reached
     rest = np.flatnonzero(color < 0)
@@ -155,9 +161,10 @@ def _pattern_matrix(rows, cols, m, n):
         P = sp.csr_array((np.ones(len(rows), dtype=bool), (rows, cols)), shape=(m, n))
         P.sum_duplicates()
         return P
-    indptr = np.zeros(m + 1, np.int64)
+    dt = np.int32 if max(len(cols), n) < 2**31 - 1 else np.int64
+    indptr = np.zeros(m + 1, dt)
     np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
-    return sp.csr_array((np.ones(len(cols), dtype=bool), cols, indptr), shape=(m, n))
+    return sp.csr_array((np.ones(len(cols), dtype=bool), cols.astype(dt), indptr), shape=(m, n))
 
 
 def _drop_repeated_rows(P):
@@ -178,23 +185,18 @@ def _drop_repeated_rows(P):
 
 def _part_of(graph, row_of, keep, n):
     """The entries `keep` of a CSR graph, as a CSR graph (row order is kept: no sort)."""
-    indptr = np.zeros(n + 1, np.int64)
+    indptr = np.zeros(n + 1, graph.indptr.dtype)
     np.cumsum(np.bincount(row_of[keep], minlength=n), out=indptr[1:])
-    return sp.csr_array((np.ones(int(indptr[-1]), np.int8), graph.indices[keep], indptr), shape=(n, n))
+    return sp.csr_array((np.ones(int(indptr[-1]), bool), graph.indices[keep], indptr), shape=(n, n))
 
 
 _ROUND_MIN = 32     # below this many columns ready at once, colour the rest one by one
+_TABLE_MAX = 1 << 24     # entries of a (columns x colours) table of the colours taken, else a sort
 
 
 def _neighbours(graph, vertices):
     """The column indices of the given rows of a CSR graph, concatenated (with repeats)."""
-    starts, ends = graph.indptr[vertices].astype(np.int64), graph.indptr[vertices + 1].astype(np.int64)
-    counts = ends - starts
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, np.int64)
-    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    return graph.indices[np.arange(total, dtype=np.int64) + offsets].astype(np.int64)
+    return graph[vertices].indices
 
 
 def _distinct(a):
@@ -207,10 +209,14 @@ def _distinct(a):
 
 def _smallest_free(earlier, vertices, color):
     """For each vertex, the smallest colour none of its (coloured) earlier neighbours has."""
-    counts = (earlier.indptr[vertices + 1] - earlier.indptr[vertices]).astype(np.int64)
-    owner = np.repeat(np.arange(len(vertices), dtype=np.int64), counts)
-    used = color[_neighbours(earlier, vertices)]
+    sub = earlier[vertices]
+    owner = np.repeat(np.arange(len(vertices), dtype=np.int64), np.diff(sub.indptr))
+    used = color[sub.indices]
     base = int(used.max(initial=0)) + 2
+    if len(vertices) * base <= _TABLE_MAX:              # few colours: a table, its first gap per row
+        table = np.zeros((len(vertices), base), bool)
+        table[owner, used] = True
+        return np.argmin(table, axis=1)
     pairs = _distinct(owner * base + used)              # sorted (vertex, colour), each once
     who, c = pairs // base, pairs % base
     first = np.searchsorted(who, np.arange(len(vertices)))

@@ -45,6 +45,7 @@ def test_rounds_of_ready_columns_give_the_greedy_colours(monkeypatch):
         order = np.lexsort((c, r)) if trial % 2 else rng.permutation(len(r))
         r, c = r[order], c[order]
         want = _greedy(r, c, n)
-        for at_least in (1, 4, 32, 10**9):
+        for at_least, table in ((1, 0), (1, 1 << 24), (4, 0), (32, 1 << 24), (10**9, 0)):
             monkeypatch.setattr(S, "_ROUND_MIN", at_least)
+            monkeypatch.setattr(S, "_TABLE_MAX", table)
             assert list(S.color_columns(r, c, 2 * m, n)) == want
