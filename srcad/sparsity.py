@@ -10,10 +10,13 @@ the set. Either pattern is structural and, where the code branches, that of the 
 the given point (a superset of the numerically nonzero entries); every Jacobian is checked
 against one more sweep along a random direction, and a pattern that fails it is detected again.
 
-Patterns are kept per derived function, keyed by x's shape and dtype and by what else decides
-the pattern (`structure_key`: integer arrays by a fingerprint of their content, Python ints and
-strings by value), so a call with other index arrays detects its own pattern at once.
+Patterns are kept per function and argument (`kept_patterns`), keyed by x's shape and dtype and
+by what else decides the pattern (`structure_key`: integer arrays by a fingerprint of their
+content, Python ints and strings by value), so a call with other index arrays detects its own
+pattern at once, and a call with the same structure skips detection and colouring.
 """
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -322,6 +325,21 @@ def sparse_jacobian(jvp_call, x, cache=None, key=()):
         while len(cache) > _PATTERNS_KEPT:
             del cache[next(iter(cache))]
     return J, pat.ncolors
+
+
+_KEPT = weakref.WeakKeyDictionary()     # f -> {argument: {key: Pattern}}
+
+
+def kept_patterns(f, k):
+    """The patterns kept for the Jacobians of f w.r.t. argument k, shared by every
+    srcad.jacobian(f, sparsity="auto") (a fresh dict for an f that cannot be weakly referenced)."""
+    try:
+        per_f = _KEPT.get(f)
+        if per_f is None:
+            per_f = _KEPT[f] = {}
+    except TypeError:
+        return {}
+    return per_f.setdefault(k, {})
 
 
 def structure_key(args, k):

@@ -182,16 +182,22 @@ def test_the_tracer_refuses_what_it_cannot_follow():
             bad()
 
 
+def scaled_rows(x):
+    return x * x[:, :1] - x[0] / 3.0
+
+
 def test_a_pattern_that_fails_the_check_is_detected_exactly(monkeypatch):
-    """A traced pattern missing an entry (simulated) is caught by the random-direction check."""
-    x = RNG.uniform(0.5, 1.5, 12)
+    """A traced pattern missing an entry (simulated) is caught by the random-direction check, and
+    the pattern is detected again with exact index sets."""
+    x = RNG.uniform(0.5, 1.5, 12).reshape(3, 4)
 
     def too_small(jvp_call, x):
         y, rows, cols, m, n = trace_pattern(jvp_call, x)
         return y, rows[1:], cols[1:], m, n
     monkeypatch.setattr(S, "trace_pattern", too_small)
-    J = srcad.jacobian(broadcasting, sparsity="auto")(x.reshape(3, 4))
-    np.testing.assert_allclose(J.toarray(), fd_jacobian(broadcasting, x.reshape(3, 4), ()), rtol=1e-6, atol=1e-8)
+    J = srcad.jacobian(scaled_rows, sparsity="auto")(x)
+    np.testing.assert_allclose(J.toarray(), fd_jacobian(scaled_rows, x, ()), rtol=1e-6, atol=1e-8)
+    assert [p.method for p in S.kept_patterns(scaled_rows, 0).values()] == ["exact"]
 
 
 def gather_pairs(x, idx):
@@ -217,6 +223,21 @@ def test_patterns_are_kept_per_index_arrays_and_detected_again_when_they_change(
     J = jf(x, idx1)
     assert len(calls) == 3
     np.testing.assert_allclose(J.toarray(), fd_jacobian(gather_pairs, x, (idx1,)), rtol=1e-6, atol=1e-8)
+
+
+def gather_shared(x, idx):
+    return x[idx] * x[idx[::-1]] - x[1]
+
+
+def test_sparse_jacobians_of_one_function_share_its_patterns(monkeypatch):
+    calls = []
+    real = S.find_pattern
+    monkeypatch.setattr(S, "find_pattern", lambda *a, **k: calls.append(1) or real(*a, **k))
+    x, idx = RNG.uniform(0.5, 1.5, 8), np.array([1, 2, 3, 5])
+    for _ in range(2):
+        J = srcad.jacobian(gather_shared, sparsity="auto")(x, idx)
+        np.testing.assert_allclose(J.toarray(), fd_jacobian(gather_shared, x, (idx,)), rtol=1e-6, atol=1e-8)
+    assert len(calls) == 1
 
 
 def branch_on(x, t):

@@ -89,6 +89,9 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None, compile=False):
         return lambda v: _call_jvp(fn, tuple(args), [v])
 
     patterns = {}
+    if sparsity == "auto":          # (shared by every sparse Jacobian of f w.r.t. this argument)
+        from ..sparsity import kept_patterns
+        patterns = kept_patterns(f, k)
     unbatched = batch == 1
 
     @functools.wraps(f)
