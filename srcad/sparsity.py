@@ -46,6 +46,8 @@ class Deps:
             if len(s) < len(o) and s <= o:
                 return other
             return Deps(s | o)
+        if isinstance(other, np.ndarray):       # entry by entry (NumPy calls back per entry)
+            return NotImplemented
         return self
 
     __radd__ = __add__
@@ -302,7 +304,7 @@ def sparse_jacobian(jvp_call, x, cache=None, key=()):
     structure key (`structure_key`) is reused as long as a check sweep along a random direction
     agrees with the compressed Jacobian; when it does not, the pattern is detected again at x.
     A newly detected pattern is checked the same way; a traced one that fails is detected again
-    with exact index sets.
+    with exact index sets, and an exact one that fails raises SrcadError (never a wrong Jacobian).
     """
     key = (np.shape(x), np.asarray(x).dtype.str) + tuple(key)
     pat = cache.pop(key, None) if cache is not None else None
@@ -312,19 +314,31 @@ def sparse_jacobian(jvp_call, x, cache=None, key=()):
             cache[key] = pat                    # (most recently used last)
             return J, pat.ncolors
     pat = Pattern(jvp_call, x)
-    J = pat.evaluate(jvp_call, x)
-    if not pat.agrees(J, jvp_call, x):
-        if pat.batched:                         # the batch must match an ordinary sweep
-            pat.batched = False
-            J = pat.evaluate(jvp_call, x)
-        if pat.method == "traced" and not pat.agrees(J, jvp_call, x):
-            pat = Pattern(jvp_call, x, exact=True)
-            J = pat.evaluate(jvp_call, x)
+    J, ok = _checked(pat, jvp_call, x)
+    if not ok and pat.method == "traced":
+        pat = Pattern(jvp_call, x, exact=True)
+        J, ok = _checked(pat, jvp_call, x)
+    if not ok:
+        raise SrcadError("srcad.jacobian(..., sparsity='auto'): the Jacobian computed on the detected sparsity "
+                         "pattern does not match the tangent along a random direction (a derivative outside the "
+                         "pattern: a bug of srcad's detection). Pass sparsity=None for a dense Jacobian.")
     if cache is not None:
         cache[key] = pat
         while len(cache) > _PATTERNS_KEPT:
             del cache[next(iter(cache))]
     return J, pat.ncolors
+
+
+def _checked(pat, jvp_call, x):
+    """(J, whether the check sweep agrees): batched first where the pattern allows, then (when the
+    batch disagrees with the ordinary sweep) one sweep per colour."""
+    J = pat.evaluate(jvp_call, x)
+    ok = pat.agrees(J, jvp_call, x)
+    if not ok and pat.batched:
+        pat.batched = False
+        J = pat.evaluate(jvp_call, x)
+        ok = pat.agrees(J, jvp_call, x)
+    return J, ok
 
 
 _KEPT = weakref.WeakKeyDictionary()     # f -> {argument: {key: Pattern}}

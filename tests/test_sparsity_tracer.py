@@ -200,6 +200,37 @@ def test_a_pattern_that_fails_the_check_is_detected_exactly(monkeypatch):
     assert [p.method for p in S.kept_patterns(scaled_rows, 0).values()] == ["exact"]
 
 
+def shifted_rows(x):
+    return x * x[:, :1] + x[0] / 3.0
+
+
+def test_a_pattern_no_detection_gets_right_is_refused(monkeypatch):
+    """Both detections missing an entry (simulated): a named error, never a wrong Jacobian."""
+    x = RNG.uniform(0.5, 1.5, 12).reshape(3, 4)
+
+    def too_small(find):
+        def detect(jvp_call, x):
+            y, rows, cols, m, n = find(jvp_call, x)
+            return y, rows[1:], cols[1:], m, n
+        return detect
+    monkeypatch.setattr(S, "trace_pattern", too_small(trace_pattern))
+    monkeypatch.setattr(S, "detect_exact", too_small(S.detect_exact))
+    with pytest.raises(srcad.SrcadError, match="Pass sparsity=None"):
+        srcad.jacobian(shifted_rows, sparsity="auto")(x)
+
+
+def scalar_plus_rows(x):
+    return np.trace(x[:, :3]) + np.outer(x[0], x[1, :2]) * 2.0
+
+
+def test_the_exact_sweep_adds_a_scalar_set_to_an_array_of_sets():
+    """Deps + an object array (a scalar's tangent plus an array's) is taken entry by entry: it
+    used to return the scalar's set alone, dropping the array's dependencies."""
+    x = RNG.uniform(0.5, 1.5, 12).reshape(3, 4)
+    y, rows, cols, m, n = S.detect_exact(_sweep(scalar_plus_rows, x, ()), x)
+    assert np.array_equal(_dense(rows, cols, m, n), np.abs(fd_jacobian(scalar_plus_rows, x, ())) > 1e-7)
+
+
 def gather_pairs(x, idx):
     return x[idx] * x[idx[::-1]] + x[0]
 
