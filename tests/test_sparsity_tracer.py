@@ -32,7 +32,7 @@ def fd_jacobian(f, x, rest, eps=1e-6):
 
 # -- the corpus: small functions of one array, each written as a user writes NumPy ------------------
 def elementwise(x):
-    return np.sin(x) * x + x / 3.0 - np.exp(x) * 2.0
+    return np.sin(x) * np.asarray(x) + x / 3.0 - np.exp(x) * 2.0
 
 
 def broadcasting(x):

@@ -166,6 +166,8 @@ def as_tangent(x_dot, ans):
         parts = tangent_list(x_dot, list(np.asarray(ans)))
         return np.asarray(parts, dtype=object if any(np.asarray(p).dtype == object for p in parts)
                           else _float_dtype(ans))
+    if hasattr(x_dot, "zeros_of_kind"):       # a sparsity trace (srcad.sparse_trace): a float cast keeps its sets
+        return x_dot
     if np.asarray(x_dot).dtype == object:
         return np.asarray(x_dot)
     return np.asarray(x_dot, dtype=_float_dtype(ans)) if np.ndim(ans) else x_dot
