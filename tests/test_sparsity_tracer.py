@@ -98,6 +98,12 @@ def contractions(x):
                            [np.trace(v[:9].reshape(3, 3))]])
 
 
+def einsums(x):
+    X = x.reshape(3, 4)
+    return np.concatenate([np.einsum("ij,jk->ik", A34, X.T).ravel(), np.einsum("ij->j", X * X),
+                           np.einsum("ij,ik->jk", X, X).ravel(), np.einsum("i,j->ij", X[0], C3[0]).ravel()])
+
+
 def rodrigues(x):
     """A bundle-adjustment-like rotation of points by per-row angle-axis vectors."""
     X = x.reshape(4, 3)
@@ -123,7 +129,7 @@ def from_scalars(x):
 
 
 CORPUS = [from_scalars, elementwise, broadcasting, reductions, keepdims, running, gathers, masked, matmul_plain,
-          matmul_traced, crosses, where_branch, joined, moved, contractions, rodrigues, loop_write]
+          matmul_traced, einsums, crosses, where_branch, joined, moved, contractions, rodrigues, loop_write]
 
 
 def _sweep(f, x, rest):
@@ -171,6 +177,20 @@ def test_an_operation_without_a_rule_falls_back_to_the_exact_sweep():
     assert np.array_equal(_dense(rows, cols, m, n), np.abs(fd_jacobian(pad_tail, x, ())) > 1e-7)
     J = srcad.jacobian(pad_tail, sparsity="auto")(x)
     np.testing.assert_allclose(J.toarray(), fd_jacobian(pad_tail, x, ()), rtol=1e-6, atol=1e-8)
+
+
+def test_outer_products_of_traces():
+    """np.multiply.outer (srcad.runtime.outer's spelling): entry (i, j) reads entry i of a traced
+    left operand and entry j of a traced right one."""
+    eye = S.sp.csr_array(np.eye(5, dtype=bool))
+    a, b = Trace((2,), eye[:2]), Trace((3,), eye[2:])
+    got = np.multiply.outer(a, b).rows.toarray()
+    want = np.zeros((6, 5), bool)
+    for i in range(2):
+        for j in range(3):
+            want[3 * i + j, [i, 2 + j]] = True
+    assert np.array_equal(got, want)
+    assert np.array_equal(np.multiply.outer(np.ones(3), a).rows.toarray(), np.tile(eye[:2].toarray(), (3, 1)))
 
 
 def test_the_tracer_refuses_what_it_cannot_follow():

@@ -5,7 +5,8 @@ Three kinds of rule:
 - moves (reshape, transpose, broadcast_to, take, concatenate, where, ...): NumPy's own function
   applied to the operands' 1-based positions (0 for a plain operand: no dependency) says which
   entry each result entry is; only functions that copy, select or fill with zeros are listed;
-- reductions and contractions (sum, mean, cumsum, diff, trace, cross, matmul, dot, outer, solve):
+- reductions and contractions (sum, mean, cumsum, diff, trace, cross, matmul, dot, outer, solve,
+  einsum):
   a result entry depends on the union of the entries it combines, the primal factors taken as
   nonzero;
 - questions about the value (shape, ndim, size, result_type), answered from the shape.
@@ -340,3 +341,32 @@ def _solve(a, b):
         return broadcast(reduce(b, 0, keepdims=True), sa[:-1])
     out = np.broadcast_shapes(sa[:-2], b.shape[:-2]) + b.shape[-2:]
     return broadcast(reduce(b, -2, keepdims=True), out)
+
+
+@_on(np.einsum)
+def _einsum(subscripts, *operands, out=None, **kw):
+    """An explicit `in,in->out` einsum without repeated labels or '...': each traced operand's
+    entries, united over its labels the output lacks, broadcast over the labels it lacks."""
+    if out is not None or not isinstance(subscripts, str) or "->" not in subscripts or "." in subscripts:
+        raise TraceUnsupported("np.einsum with out=, '...', or no '->' of a traced tangent")
+    ins, lo = subscripts.replace(" ", "").split("->")
+    ins = ins.split(",")
+    if len(ins) != len(operands) or any(len(set(s)) != len(s) for s in ins + [lo]):
+        raise TraceUnsupported("np.einsum with a repeated label of a traced tangent")
+    size = {}
+    for s, op in zip(ins, operands):
+        _plain_ok(op)
+        if len(s) != np.ndim(op):
+            raise TraceUnsupported("np.einsum subscripts that do not match an operand's dimensions")
+        for label, d in zip(s, np.shape(op)):
+            size[label] = d if size.get(label, 1) == 1 else size[label]
+    shape = tuple(size[label] for label in lo)
+    parts = []
+    for s, op in zip(ins, operands):
+        if isinstance(op, Trace):
+            kept = [label for label in s if label in lo]
+            t = reduce(op, tuple(i for i, label in enumerate(s) if label not in lo))
+            t = np.transpose(t, [kept.index(label) for label in lo if label in kept]) if kept else t
+            t = t.reshape(tuple(size[label] if label in kept else 1 for label in lo)) if lo else t
+            parts.append(broadcast(t, shape).rows)
+    return Trace(shape, R.union(parts))

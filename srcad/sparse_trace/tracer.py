@@ -181,6 +181,10 @@ class Trace:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if ufunc is np.matmul and method == "__call__" and not kwargs:
             return _HANDLERS[np.matmul](*inputs)
+        if method == "outer" and ufunc in _ELEMENTWISE and len(inputs) == 2 and not kwargs:
+            a, b = inputs           # (np.multiply.outer: every pair of entries)
+            na, nb = np.ndim(a), np.ndim(b)
+            return elementwise([_expand(a, np.shape(a) + (1,) * nb), _expand(b, (1,) * na + np.shape(b))])
         if method != "__call__" or ufunc not in _ELEMENTWISE:
             raise TraceUnsupported(f"np.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
                                    + " has no sparsity-tracing rule")
@@ -204,6 +208,15 @@ def elementwise(inputs):
     shape = np.broadcast_shapes(*[x.shape if isinstance(x, Trace) else np.shape(x) for x in inputs])
     traced = [broadcast(x, shape).rows for x in inputs if isinstance(x, Trace)]
     return Trace(shape, R.union(traced))
+
+
+def _expand(x, shape):
+    """x reshaped to shape (size-1 axes added); a plain x by a free stand-in (only its shape is read)."""
+    if isinstance(x, Trace):
+        return np.reshape(x, shape)
+    if not _is_number_or_array(x):
+        raise TraceUnsupported(f"a {type(x).__name__} in arithmetic with a traced tangent")
+    return np.broadcast_to(np.float64(0.0), shape)
 
 
 def broadcast(t, shape):
