@@ -2,7 +2,7 @@
 plain definition, computed from the column-intersection graph."""
 import numpy as np
 
-from srcad.sparsity import color_columns
+from srcad.sparsity import color_columns  # (srcad/colouring.py, re-exported)
 
 
 def test_colouring_is_the_greedy_one_and_proper():
@@ -34,7 +34,7 @@ def test_rounds_of_ready_columns_give_the_greedy_colours(monkeypatch):
     """Columns coloured in vectorised rounds (every column whose earlier neighbours are coloured)
     and then one by one: the same colours as the plain greedy, for every switch-over point, on
     patterns with repeated rows (dropped before the product) and unsorted duplicate entries."""
-    import srcad.sparsity as S
+    import srcad.colouring as S
     rng = np.random.default_rng(11)
     for trial in range(6):
         m, n = int(rng.integers(20, 120)), int(rng.integers(20, 200))
