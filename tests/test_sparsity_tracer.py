@@ -251,6 +251,22 @@ def test_the_exact_sweep_adds_a_scalar_set_to_an_array_of_sets():
     assert np.array_equal(_dense(rows, cols, m, n), np.abs(fd_jacobian(scalar_plus_rows, x, ())) > 1e-7)
 
 
+def scalar_plus_rows_2(x):
+    return np.trace(x[:, :3]) + np.outer(x[0], x[1, :2]) * 2.0
+
+
+def test_sparse_jacobian_through_the_exact_sweep_is_right(monkeypatch):
+    """The Jacobian of scalar_plus_rows by the exact sweep alone (the tracer refusing): before the
+    Deps fix it came back without d/dx[0, 1:] (max error 4.2, no error raised)."""
+    def refuse(jvp_call, x):
+        raise TraceUnsupported("simulated")
+    monkeypatch.setattr(S, "trace_pattern", refuse)
+    x = RNG.uniform(0.5, 1.5, 12).reshape(3, 4)
+    J = srcad.jacobian(scalar_plus_rows_2, sparsity="auto")(x)
+    np.testing.assert_allclose(J.toarray(), fd_jacobian(scalar_plus_rows_2, x, ()), rtol=1e-6, atol=1e-8)
+    assert [p.method for p in S.kept_patterns(scalar_plus_rows_2, 0).values()] == ["exact"]
+
+
 def gather_pairs(x, idx):
     return x[idx] * x[idx[::-1]] + x[0]
 
