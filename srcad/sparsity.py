@@ -1,14 +1,35 @@
-"""Jacobian sparsity: index sets propagated through the generated tangent code, column colouring,
-and the compressed Jacobian with one forward sweep per colour.
+"""Jacobian sparsity: the pattern found by tracing the generated tangent code, column colouring
+(srcad/colouring.py), and the compressed Jacobian with one forward sweep per colour (or all colours in one batched sweep).
 
-Detection runs the same generated forward-mode code with a tangent whose entries are `Deps`
+Detection first runs the tangent code once with a `srcad.sparse_trace.Trace` as the tangent (each
+array's dependency sets as one boolean sparse matrix, a rule per operation). Code with an
+operation the tracer has no rule for is swept again with a tangent whose entries are `Deps`
 objects (the set of input entries a value depends on) in NumPy object arrays: the tangent code
 only adds tangents and scales them by primal values, so `+` becomes a union and scaling keeps
-the set. The pattern is structural and, where the code branches, that of the branch taken at
-the given point (a superset of the numerically nonzero entries).
+the set. Either pattern is structural and, where the code branches, that of the branch taken at
+the given point (a superset of the numerically nonzero entries); every Jacobian is checked
+against one more sweep along a random direction, and a pattern that fails it is detected again.
+
+Patterns are kept per function and argument (`kept_patterns`), keyed by x's shape and dtype and
+by what else decides the pattern (`structure_key`: integer arrays by a fingerprint of their
+content, Python ints and strings by value), so a call with other index arrays detects its own
+pattern at once, and a call with the same structure skips detection and colouring.
 """
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
+
+from ._kernels import fingerprint
+from .colouring import color_columns
+from .errors import SrcadError
+from .sparse_trace import TraceUnsupported, trace_pattern
+
+# what makes detection fall back from the tracer to the exact index-set sweep: the tracer's refusal
+# (TraceUnsupported) and whatever NumPy or a runtime helper raises on a value it does not know
+_NOT_TRACED = (TraceUnsupported, TypeError, ValueError, LookupError, AttributeError, ArithmeticError,
+               NotImplementedError, SrcadError)
+_PATTERNS_KEPT = 8       # patterns kept per derived function (most recently used)
 
 
 class Deps:
@@ -26,6 +47,8 @@ class Deps:
             if len(s) < len(o) and s <= o:
                 return other
             return Deps(s | o)
+        if isinstance(other, np.ndarray):       # entry by entry (NumPy calls back per entry)
+            return NotImplemented
         return self
 
     __radd__ = __add__
@@ -51,7 +74,26 @@ class Deps:
 
 
 def detect(jvp_call, x):
-    """(rows, cols) of the Jacobian's structural nonzeros, from one sweep of the tangent code."""
+    """(y, rows, cols, m, n): the Jacobian's structural nonzeros from one sweep of the tangent code
+    (`find_pattern`: traced, or exact where the tracer has no rule)."""
+    return find_pattern(jvp_call, x)[:5]
+
+
+def find_pattern(jvp_call, x, exact=False):
+    """(y, rows, cols, m, n, method): the Jacobian's structural nonzeros from one sweep of the
+    tangent code, traced (method "traced") or, where the tracer has no rule or exact=True, with
+    Deps index sets (method "exact")."""
+    if not exact:
+        try:
+            return trace_pattern(jvp_call, x) + ("traced",)
+        except _NOT_TRACED:
+            pass
+    return detect_exact(jvp_call, x) + ("exact",)
+
+
+def detect_exact(jvp_call, x):
+    """(y, rows, cols, m, n) of the Jacobian's structural nonzeros, from one sweep of the tangent
+    code with a Deps object per entry."""
     n = int(np.size(x))
     seed = np.empty(np.shape(x), dtype=object)
     flat = seed.reshape(-1)
@@ -71,32 +113,11 @@ def detect(jvp_call, x):
     return y, np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64), m, n
 
 
-def color_columns(rows, cols, m, n):
-    """Greedy colouring in column order: columns that share a row get different colours (each
-    column the smallest colour none of its neighbours has). The neighbours come from the
-    pattern's column-intersection graph P^T P (one sparse product). Returns colours (n,)."""
-    pattern = sp.csr_array((np.ones(len(rows), dtype=np.int32), (rows, cols)), shape=(m, n))
-    pattern.sum_duplicates()
-    graph = (pattern.T @ pattern).tocsr()
-    ptr, idx = graph.indptr, graph.indices
-    color = np.full(n, -1, dtype=np.int64)
-    for k in range(n):
-        taken = color[idx[ptr[k]:ptr[k + 1]]]
-        taken = taken[taken >= 0]
-        if taken.size:
-            used = np.zeros(int(taken.max()) + 2, dtype=bool)
-            used[taken] = True
-            color[k] = int(np.argmin(used))
-        else:
-            color[k] = 0
-    return color
-
-
 class Pattern:
     """A detected Jacobian pattern and its colouring, reused while a check sweep agrees with it."""
 
-    def __init__(self, jvp_call, x):
-        self.y, self.rows, self.cols, self.m, self.n = detect(jvp_call, x)
+    def __init__(self, jvp_call, x, exact=False):
+        self.y, self.rows, self.cols, self.m, self.n, self.method = find_pattern(jvp_call, x, exact)
         self.color = color_columns(self.rows, self.cols, self.m, self.n) if self.n else np.zeros(0, np.int64)
         self.ncolors = int(self.color.max()) + 1 if self.n else 0
         self.batched = None      # unknown until the first evaluation: True, or False (one sweep per colour)
@@ -155,24 +176,87 @@ class Pattern:
         return np.shape(y) == np.shape(self.y) and np.abs(got - want).max(initial=0.0) <= 1e-10 * scale
 
 
-def sparse_jacobian(jvp_call, x, cache=None):
+def sparse_jacobian(jvp_call, x, cache=None, key=()):
     """The Jacobian as a csr_array (y.size, x.size), and the number of colours.
 
-    With a cache (a dict), the pattern detected for inputs of this shape is reused as long as a
-    check sweep along a random direction agrees with the compressed Jacobian; when it does not,
-    the pattern is detected again at x.
+    With a cache (a dict), the pattern detected for inputs of x's shape and dtype and this
+    structure key (`structure_key`) is reused as long as a check sweep along a random direction
+    agrees with the compressed Jacobian; when it does not, the pattern is detected again at x.
+    A newly detected pattern is checked the same way; a traced one that fails is detected again
+    with exact index sets, and an exact one that fails raises SrcadError (never a wrong Jacobian).
     """
-    key = (np.shape(x), np.asarray(x).dtype.str)
-    pat = cache.get(key) if cache is not None else None
+    key = (np.shape(x), np.asarray(x).dtype.str) + tuple(key)
+    pat = cache.pop(key, None) if cache is not None else None
     if pat is not None:
         J = pat.evaluate(jvp_call, x)
         if pat.agrees(J, jvp_call, x):
+            cache[key] = pat                    # (most recently used last)
             return J, pat.ncolors
     pat = Pattern(jvp_call, x)
+    J, ok = _checked(pat, jvp_call, x)
+    if not ok and pat.method == "traced":
+        pat = Pattern(jvp_call, x, exact=True)
+        J, ok = _checked(pat, jvp_call, x)
+    if not ok:
+        raise SrcadError("srcad.jacobian(..., sparsity='auto'): the Jacobian computed on the detected sparsity "
+                         "pattern does not match the tangent along a random direction (a derivative outside the "
+                         "pattern: a bug of srcad's detection). Pass sparsity=None for a dense Jacobian.")
     if cache is not None:
         cache[key] = pat
+        while len(cache) > _PATTERNS_KEPT:
+            del cache[next(iter(cache))]
+    return J, pat.ncolors
+
+
+def _checked(pat, jvp_call, x):
+    """(J, whether the check sweep agrees): batched first where the pattern allows, then (when the
+    batch disagrees with the ordinary sweep) one sweep per colour."""
     J = pat.evaluate(jvp_call, x)
-    if pat.batched and not pat.agrees(J, jvp_call, x):   # the batch must match an ordinary sweep
+    ok = pat.agrees(J, jvp_call, x)
+    if not ok and pat.batched:
         pat.batched = False
         J = pat.evaluate(jvp_call, x)
-    return J, pat.ncolors
+        ok = pat.agrees(J, jvp_call, x)
+    return J, ok
+
+
+_KEPT = weakref.WeakKeyDictionary()     # f -> {argument: {key: Pattern}}
+
+
+def kept_patterns(f, k):
+    """The patterns kept for the Jacobians of f w.r.t. argument k, shared by every
+    srcad.jacobian(f, sparsity="auto") (a fresh dict for an f that cannot be weakly referenced)."""
+    try:
+        per_f = _KEPT.get(f)
+        if per_f is None:
+            per_f = _KEPT[f] = {}
+    except TypeError:
+        return {}
+    return per_f.setdefault(k, {})
+
+
+def structure_key(args, k):
+    """What besides x's shape decides the pattern, for every argument but x (args[k]): integer and
+    bool arrays (index arrays, masks) by dtype, shape and a fingerprint of their content; scipy
+    sparse matrices by their index arrays; Python ints, bools, strings and None by value; lists,
+    tuples and dicts item by item; float arrays by dtype and shape and other values by type (their
+    values can only move a branch, which the check sweep sees)."""
+    return tuple(_part(a) for i, a in enumerate(args) if i != k)
+
+
+def _part(a):
+    if isinstance(a, np.ndarray):
+        if a.dtype.kind in "biu":
+            return ("ints", a.dtype.str, a.shape, fingerprint(a))
+        return ("array", a.dtype.str, a.shape)
+    if a is None or isinstance(a, (bool, int, str, np.integer, np.bool_)):
+        return (type(a).__name__, a)
+    if sp.issparse(a):
+        fmt = a.format
+        idx = (a.indices, a.indptr) if fmt in ("csr", "csc", "bsr") else (a.row, a.col) if fmt == "coo" else ()
+        return ("sparse", fmt, a.shape, a.dtype.str) + tuple(_part(np.asarray(v)) for v in idx)
+    if isinstance(a, (list, tuple)):
+        return (type(a).__name__,) + tuple(_part(v) for v in a)
+    if isinstance(a, dict):
+        return ("dict",) + tuple((repr(kk), _part(v)) for kk, v in a.items())
+    return ("value", type(a).__qualname__)

@@ -110,6 +110,9 @@ NOT_RENDERED = {
         "raised by generated code at run time (mapped to the user's line): "
         "tests/test_deny_by_default.py::test_a_cast_to_complex_is_refused checks its message"),
     # composition: options of the operator composed (no line of the user's code is at fault), and safety nets
+    "srcad/sparsity.py:sparse_jacobian:srcad.jacobian(..., sparsity='auto'): the ": (
+        "a safety net: both detections missing an entry is a bug of srcad's; "
+        "tests/test_sparsity_tracer.py::test_a_pattern_no_detection_gets_right_is_refused checks it"),
     "srcad/composition.py:_gradient_parts:": "row_sparse=True composed: an option, not a line (test_composition)",
     "srcad/composition.py:_hvp_parts:": "hvp composed for an f with a parameter named v: an option, not a line",
     "srcad/composition.py:_jacobian_parts:": "sparsity='auto' composed: an option, not a line (test_composition)",

@@ -89,6 +89,9 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None, compile=False):
         return lambda v: _call_jvp(fn, tuple(args), [v])
 
     patterns = {}
+    if sparsity == "auto":          # (shared by every sparse Jacobian of f w.r.t. this argument)
+        from ..sparsity import kept_patterns
+        patterns = kept_patterns(f, k)
     unbatched = batch == 1
 
     @functools.wraps(f)
@@ -99,8 +102,8 @@ def jacobian(f, wrt=0, mode="auto", sparsity=None, batch=None, compile=False):
         if sparsity is None and (_tree.is_node(x) or _tree.is_node(y)):
             return _tree_jacobian(f, k, args, y, mode, tangent_sweep)
         if sparsity == "auto":
-            from ..sparsity import sparse_jacobian
-            J, _ = sparse_jacobian(tangent_sweep(args), x, patterns)
+            from ..sparsity import sparse_jacobian, structure_key
+            J, _ = sparse_jacobian(tangent_sweep(args), x, patterns, structure_key(args, k))
             return J
         xshape = np.shape(x)
         n = int(np.prod(xshape, dtype=int))

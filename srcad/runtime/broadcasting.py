@@ -159,9 +159,15 @@ def as_tangent(x_dot, ans):
         B = batch_size_nested(x_dot)
         if B is not None:           # many tangent directions at once (srcad.batching): one batch
             return batched_array(x_dot, B, _float_dtype(ans), np.shape(ans))
+        from ..sparse_trace import trace_array
+        traced = trace_array(x_dot, np.shape(ans))
+        if traced is not None:      # dependency sets (srcad.sparsity's detection): one trace
+            return traced
         parts = tangent_list(x_dot, list(np.asarray(ans)))
         return np.asarray(parts, dtype=object if any(np.asarray(p).dtype == object for p in parts)
                           else _float_dtype(ans))
+    if hasattr(x_dot, "zeros_of_kind"):       # a sparsity trace (srcad.sparse_trace): a float cast keeps its sets
+        return x_dot
     if np.asarray(x_dot).dtype == object:
         return np.asarray(x_dot)
     return np.asarray(x_dot, dtype=_float_dtype(ans)) if np.ndim(ans) else x_dot

@@ -68,6 +68,9 @@ def _zeros_of_kind(g, shape, dtype):
     array (a batch of tangents, srcad.batching), that kind, so that g can be written into it."""
     if _plain(g) or _is_seq(g):
         return np.zeros(shape, dtype)
+    zeros = getattr(g, "zeros_of_kind", None)       # a kind that makes its own (a sparsity trace)
+    if zeros is not None:
+        return zeros(shape)
     return np.broadcast_to(0.0 * np.sum(g), shape).astype(dtype)
 
 
