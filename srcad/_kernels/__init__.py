@@ -77,7 +77,7 @@ __all__ = [
     "outer",
     "csr_matmul", "csr_panel_plan", "csr_transpose_index", "csr_matmul_t", "sddmm",
     "csr_row_reduce", "csr_row_reduce_vjp", "csr_col_reduce", "csr_col_reduce_vjp",
-    "segment_reduce", "segment_reduce_vjp",
+    "segment_reduce", "segment_reduce_vjp", "running_sums",
 ]
 
 
@@ -209,4 +209,4 @@ from .csr import (PanelPlan, csr_matmul, csr_matmul_t, csr_panel_plan, csr_trans
                   sddmm)
 from . import blas  # noqa: E402,F401  (srcad's products on one BLAS thread when small for threads)
 from .reductions import (csr_col_reduce, csr_col_reduce_vjp, csr_row_reduce, csr_row_reduce_vjp,  # noqa: E402
-                         fingerprint, segment_reduce, segment_reduce_vjp)
+                         fingerprint, running_sums, segment_reduce, segment_reduce_vjp)
