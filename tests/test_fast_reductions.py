@@ -1,6 +1,6 @@
 """np.cumsum through srcad's kernel (rt.cumsum, rt.cumsum_vjp): numpy's bits on any number of
-threads, and derivatives that agree with finite differences and an analytic Hessian; the cotangent of
-a whole large array's max/min written only at its extremes."""
+threads, and derivatives that agree with finite differences and an analytic Hessian; a whole large
+array's max/min cotangent (lse) against the analytic one."""
 import numpy as np
 import pytest
 
@@ -94,6 +94,3 @@ def test_whole_array_extreme_cotangent():
         return m + np.log(np.sum(np.exp(x - m)))
     y = rng.random(6000)
     assert_grad_close(lse, (y,), srcad.grad(lse)(y))
-    with np.errstate(invalid="ignore"):
-        g = rt.extreme_vjp(np.inf, x, np.max(x))        # a non-finite share: hit * share, as before
-    assert np.isnan(g[0]) and g[7] == np.inf

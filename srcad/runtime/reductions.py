@@ -86,12 +86,6 @@ def extreme_vjp(g, x, ans, axis=None, keepdims=False):
         return sparse_extreme_vjp(g, x, ans, axis)
     hit, n = _ties(x, ans, axis, keepdims)
     share = np.reshape(expand_reduced(g, x, axis, keepdims), np.shape(n)) / n
-    if axis is None and n.size == 1 and type(x) is np.ndarray and x.size > _FILL_MAX and np.isfinite(share).all():
-        # the whole array's extreme: zeros (fresh pages, not written) and the share at the hits,
-        # instead of writing hit * share over all of x (a 0 * inf or NaN share takes that path)
-        out = np.zeros(x.shape, np.result_type(share, _float_dtype(x)))
-        out[hit] = share.reshape(())
-        return out
     return np.multiply(hit, share)
 
 
