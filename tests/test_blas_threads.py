@@ -39,6 +39,7 @@ def test_restored_after_an_exception(two_blas_threads):
 
 def test_which_products_run_on_one_thread(monkeypatch):
     assert not blas.serial(100, 10)                    # BLAS runs one thread itself
+    assert not blas.serial(200_000, 10_000, blas.GEMM_MIN_WORK)
     assert blas.serial(8 * 10_000 * 100, 800)          # a long contraction to a small result
     assert blas.serial(1_000_000, 100_000)             # little work
     assert not blas.serial(1000 * 1000 * 1000, 10**6)  # a big product keeps BLAS's threads
@@ -60,20 +61,21 @@ def test_same_bits_as_numpy_on_two_threads(two_blas_threads, shape_x, shape_y):
 
 def test_gradients_through_one_thread_products():
     rng = np.random.default_rng(1)
-    x, y, v = rng.normal(size=(40, 30)), rng.normal(size=(30, 20)), rng.normal(size=30)
+    x, y = rng.normal(size=(40, 30)), rng.normal(size=(30, 20))
+    w, v = rng.normal(size=(120, 90)) * 0.1, rng.normal(size=90)
 
     def f(x, y):
         return np.sum(np.sin(x @ y))
 
     def h(x, v):
         return np.sum(x.T @ np.sin(x @ v))
-    assert 40 * 30 * 20 >= blas.MIN_WORK
+    assert 120 * 90 >= blas.MIN_WORK                   # w @ v and w.T @ u: matrix-vector products
     for wrt in (0, 1):
         assert_grad_close(f, (x, y), srcad.grad(f, wrt=wrt)(x, y), wrt=wrt)
-    assert_grad_close(h, (x, v), srcad.grad(h, wrt=0)(x, v), wrt=0)
+    assert_grad_close(h, (w, v), srcad.grad(h, wrt=1)(w, v), wrt=1)
 
     def stacked(a, b):
         return np.sum((a @ b) ** 2)
-    a, b = rng.normal(size=(2, 12, 30)), rng.normal(size=(2, 30, 35))
-    assert 12 * 30 * 35 >= blas.MIN_WORK
-    assert_grad_close(stacked, (a, b), srcad.grad(stacked, wrt=1)(a, b), wrt=1, atol=1e-4)
+    a, b = rng.normal(size=(1, 40, 70)), rng.normal(size=(1, 70, 100))
+    assert 40 * 70 * 100 >= blas.GEMM_MIN_WORK
+    assert_grad_close(stacked, (a, b), srcad.grad(stacked, wrt=0)(a, b), wrt=0, atol=1e-4)

@@ -28,9 +28,11 @@ import numpy as np
 
 from .. import _kernels as K  # the package: its tunables are read at each call
 
-# OpenBLAS's own threshold: below this many multiply-adds (a matrix-vector product; matrix products
-# from 2.6e5) it runs one thread anyway, and a product whose operands' sizes multiply to less does fewer
+# OpenBLAS's own thresholds: below this many multiply-adds a matrix-vector product runs on one
+# thread anyway (and a product whose operands' sizes multiply to less does fewer), and below
+# GEMM_MIN_WORK a matrix product does
 MIN_WORK = 9216
+GEMM_MIN_WORK = 262144
 _BLAS_TYPES = frozenset("fdFD")
 # the (get, set) pair of symbols an OpenBLAS exports, by how it was built
 _SYMBOLS = (("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_", "scipy_openblas_get_parallel64_"),
@@ -75,9 +77,10 @@ def _controls():
     return _state["get"], _state["set"]
 
 
-def serial(work, out):
-    """Should a BLAS call of `work` multiply-adds writing `out` numbers run on one thread?"""
-    return K.BLAS_SERIAL_WORK > 0 and MIN_WORK <= work and (work < K.BLAS_SERIAL_WORK or out < K.BLAS_SERIAL_OUT)
+def serial(work, out, floor=MIN_WORK):
+    """Should a BLAS call of `work` multiply-adds writing `out` numbers run on one thread? (Below
+    `floor` BLAS does so itself: nothing to set.)"""
+    return K.BLAS_SERIAL_WORK > 0 and floor <= work and (work < K.BLAS_SERIAL_WORK or out < K.BLAS_SERIAL_OUT)
 
 
 def one_thread(fn, *args):
@@ -103,7 +106,7 @@ def matmul(x, y):
     k = x.shape[-1]
     m = x.shape[-2] if x.ndim > 1 else 1
     n = y.shape[-1] if y.ndim > 1 else 1
-    if serial(m * n * k, m * n):
+    if serial(m * n * k, m * n, MIN_WORK if m == 1 or n == 1 else GEMM_MIN_WORK):
         return one_thread(np.matmul, x, y)
     return x @ y
 
