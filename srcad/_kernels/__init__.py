@@ -77,7 +77,7 @@ __all__ = [
     "outer",
     "csr_matmul", "csr_panel_plan", "csr_transpose_index", "csr_matmul_t", "sddmm",
     "csr_row_reduce", "csr_row_reduce_vjp", "csr_col_reduce", "csr_col_reduce_vjp",
-    "segment_reduce", "segment_reduce_vjp",
+    "segment_reduce", "segment_reduce_vjp", "running_sums",
 ]
 
 
@@ -170,6 +170,10 @@ PANEL_MIN_ROW = 128
 # waking a second thread costs microseconds on an idle machine and up to a scheduler time slice
 # on a busy one, more than such a kernel's whole work. (The bits are the same either way.)
 SERIAL_WORK = 1 << 16
+# numpy's BLAS runs srcad's matrix products on one thread below this many multiply-adds per BLAS
+# call, or when a call writes fewer than BLAS_SERIAL_OUT numbers (blas.py says why; 0: off)
+BLAS_SERIAL_WORK = 1 << 25
+BLAS_SERIAL_OUT = 1 << 16
 
 
 def _threads(work=None):
@@ -203,5 +207,6 @@ from .rows import (add_into, gather_matvec, gather_rows, outer, scatter_add_oute
                    scatter_add_rows, scatter_add_rows_into)
 from .csr import (PanelPlan, csr_matmul, csr_matmul_t, csr_panel_plan, csr_transpose_index,  # noqa: E402,F401
                   sddmm)
+from . import blas  # noqa: E402,F401  (srcad's products on one BLAS thread when small for threads)
 from .reductions import (csr_col_reduce, csr_col_reduce_vjp, csr_row_reduce, csr_row_reduce_vjp,  # noqa: E402
-                         fingerprint, segment_reduce, segment_reduce_vjp)
+                         fingerprint, running_sums, segment_reduce, segment_reduce_vjp)

@@ -551,3 +551,46 @@ cdef void _fp_blocks(const uint32_t* p, Py_ssize_t n, Py_ssize_t blocks, uint64_
     else:
         for b in prange(blocks, nogil=True, schedule='static', num_threads=nt):
             part[b] = _fp_words(p, b * FP_BLOCK, min(n, (b + 1) * FP_BLOCK))
+
+
+# ---- running sums (np.cumsum) ------------------------------------------------------------------------
+
+cdef inline void _running_sum(const real_t* x, real_t* out, Py_ssize_t n, bint reverse) noexcept nogil:
+    """out = np.cumsum(x) for one row of n values (reverse: np.cumsum(x[::-1])[::-1]): the first value
+    copied, then each sum one addition, in numpy's order, so the bits are numpy's."""
+    cdef Py_ssize_t j
+    cdef real_t s
+    if n == 0:
+        return
+    if reverse:
+        s = x[n - 1]
+        out[n - 1] = s
+        for j in range(n - 2, -1, -1):
+            s = s + x[j]
+            out[j] = s
+    else:
+        s = x[0]
+        out[0] = s
+        for j in range(1, n):
+            s = s + x[j]
+            out[j] = s
+
+
+def running_sums(const real_t[::1] x, real_t[::1] out, Py_ssize_t n, bint reverse, int nt):
+    """np.cumsum along each row of n values of a C-contiguous (rows, n) array, given flat (reverse:
+    summed from each row's end). numpy's own loop keeps the running sum in memory (a store and a
+    load per value); here it stays in a register. Rows in parallel, each summed by one thread: the
+    same bits for any thread count."""
+    cdef Py_ssize_t rows = x.shape[0] // n if n > 0 else 0, r
+    cdef const real_t* xp = &x[0] if x.shape[0] > 0 else NULL
+    cdef real_t* op = &out[0] if out.shape[0] > 0 else NULL
+    if rows == 0:
+        return 0
+    if nt == 1 or rows == 1:     # one thread: no OpenMP region at all (safe after fork)
+        with nogil:
+            for r in range(rows):
+                _running_sum(xp + r * n, op + r * n, n, reverse)
+    else:
+        for r in prange(rows, nogil=True, schedule='static', num_threads=nt):
+            _running_sum(xp + r * n, op + r * n, n, reverse)
+    return 0

@@ -126,3 +126,15 @@ def fingerprint(a):
     # one thread: a core reads at memory speed here (about 16 GB/s), and waking a second thread
     # costs more than the pass on a busy machine
     return K._reduce.fingerprint(raw.view(np.uint32), 1)
+
+
+def running_sums(x, reverse=False):
+    """np.cumsum(x, axis=-1) of a float32 or float64 array, with numpy's bits (reverse: summed from
+    each row's end, np.flip(np.cumsum(np.flip(x, -1), -1), -1), the cotangent of a running sum).
+    Rows in parallel. A 0-d x is taken as one value."""
+    (x,) = _floats(x)
+    x = x.reshape(1) if x.ndim == 0 else x
+    out = np.empty_like(x)
+    if x.size:
+        _run(K._reduce.running_sums, x.reshape(-1), out.reshape(-1), x.shape[-1], bool(reverse), work=x.size)
+    return out

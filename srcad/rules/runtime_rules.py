@@ -84,6 +84,8 @@ defrule(rt.var_jvp, "d, x, axis=None, ddof=0, keepdims=False", None,
         ("rt.var_jvp(d_dot, x, axis, ddof, keepdims)", "rt.var_jvp(d, x_dot, axis, ddof, keepdims)"),
         discrete="axis ddof keepdims")
 defrule(rt.cumsum_vjp, "g, x, axis=None", None, ("rt.cumsum_vjp(g_dot, x, axis)", "0"), discrete="axis")
+defrule(rt.cumsum, "x, axis=None, dtype=None, out=None", "rt.cumsum_vjp(g, x, axis)",
+        "rt.shapes.lin(rt.cumsum, x_dot, axis)", discrete="axis dtype out")
 defrule(rt.reductions.cumprod_vjp, "g, x, axis=None", None,
         ("rt.reductions.cumprod_vjp(g_dot, x, axis)", "rt.reductions.cumprod_vjp_dot(g, x, x_dot, axis)"),
         discrete="axis")
@@ -249,7 +251,7 @@ declare([rt.add, rt.add_at, rt.zero_at], consumes=True)
 declare([getattr(rt, name) for name in """
 unbroadcast broadcast_like finalize zeros_like log_or_zero power_slope pick_weight clip_mask as_cotangent cast_vjp
 as_tangent expand_reduced count sum_vjp sum_jvp extreme_vjp extreme_jvp prod_others_jvp prod_vjp
-prod_jvp var_vjp var_jvp norm_vjp norm_jvp cumsum_vjp diff_vjp joined_vjp solve_vjp_b outer_vjp
+prod_jvp var_vjp var_jvp norm_vjp norm_jvp cumsum cumsum_vjp diff_vjp joined_vjp solve_vjp_b outer_vjp
 reshape_like solve_vjp_a einsum_vjp einsum_jvp einsum_vjp_dot einsum_jvp_dot replace_at matmul
 matmul_vjp_x matmul_vjp_y transpose_vjp concatenate_vjp unstack sum_list_vjp tangent_list getitem
 outer index_vjp index_matmul_vjp getitem_matmul index_jvp item field_vjp field_jvp item_tangent

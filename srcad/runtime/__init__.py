@@ -45,7 +45,7 @@ from .accumulate import add, finalize, tangent_list, zeros_like
 from .broadcasting import (as_cotangent, as_tangent, broadcast_like, broadcast_shapes, cast_vjp, discrete_result,
                            reshape_like, shape_stand_in, size_of, unbroadcast, where_count)
 from .elementwise import clip_mask, log_or_zero, pick_weight, power_slope
-from .reductions import (count, cumsum_vjp, diff_vjp, expand_reduced, extreme_jvp, extreme_vjp, prod_jvp,
+from .reductions import (count, cumsum, cumsum_vjp, diff_vjp, expand_reduced, extreme_jvp, extreme_vjp, prod_jvp,
                          prod_others_jvp, prod_vjp, sum_jvp, sum_vjp, var_jvp, var_vjp)
 from .products import (einsum_jvp, einsum_jvp_dot, einsum_vjp, einsum_vjp_dot, matmul, matmul_vjp_x, matmul_vjp_y,
                        outer, outer_vjp, replace_at, solve_vjp_a, solve_vjp_b)

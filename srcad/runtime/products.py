@@ -4,16 +4,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _kernels
+from .._kernels import blas as _blas
 from .accumulate import add
 from .broadcasting import unbroadcast
 from .sparse.products import matmul_vjp_values, sparse_matmul, sparse_rmatmul, spgemm_vjp_y
 from .values import _KERNEL_FLOATS, _float_dtype, _is_zero, _plain
 
 
+def _mm(x, y):
+    """x @ y; two numpy arrays big enough for BLAS's threads on one thread when the product is
+    small for threads (srcad/_kernels/blas.py: threads waiting for each other on a busy machine)."""
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.size * y.size >= _blas.MIN_WORK:
+        return _blas.matmul(x, y)
+    return x @ y
+
+
 def matmul(x, y):
     """x @ y, through srcad's compiled kernel when x is a scipy sparse matrix."""
     if type(x) is np.ndarray and type(y) is np.ndarray:     # the common case first
-        return x @ y
+        return _mm(x, y)
     if sp.issparse(x):
         return sparse_matmul(x, y)
     if sp.issparse(y) and _plain(x):          # x @ A = (A.T @ x.T).T, through the transposed kernel
@@ -35,8 +44,8 @@ def matmul_vjp_x(g, x, y):
     if np.ndim(y) == 1:
         return outer(g, y) if np.ndim(x) >= 2 else g * y
     if np.ndim(x) == 1:     # (k,) @ (..., k, m): the stacked products' cotangents summed
-        return y @ g if np.ndim(y) == 2 else unbroadcast((y @ g[..., None])[..., 0], x)
-    return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
+        return _mm(y, g) if np.ndim(y) == 2 else unbroadcast(_mm(y, g[..., None])[..., 0], x)
+    return unbroadcast(_mm(g, np.swapaxes(y, -1, -2)), x)
 
 
 
@@ -60,8 +69,8 @@ def matmul_vjp_y(g, x, y):
         return unbroadcast(x[:, None] * g[..., None, :], y)
     xt = np.swapaxes(x, -1, -2)
     if np.ndim(y) == 1:     # (..., n, k) @ (k,): summed over the stack
-        return xt @ g if np.ndim(x) == 2 else unbroadcast((xt @ g[..., None])[..., 0], y)
-    return unbroadcast(xt @ g, y)
+        return _mm(xt, g) if np.ndim(x) == 2 else unbroadcast(_mm(xt, g[..., None])[..., 0], y)
+    return unbroadcast(_mm(xt, g), y)
 
 
 
@@ -117,7 +126,7 @@ def outer(a, b):
 
 def outer_vjp(g, x, y):
     """Cotangent of x in np.outer(x, y)."""
-    return g if _is_zero(g) else np.reshape(g @ np.ravel(y), np.shape(x))
+    return g if _is_zero(g) else np.reshape(_mm(g, np.ravel(y)), np.shape(x))
 
 
 
@@ -161,7 +170,7 @@ def solve_vjp_a(g, a, ans):
     b_bar = solve_vjp_b(g, a)
     if _solve_vector(ans, a):
         return -(np.asarray(b_bar)[..., :, None] * np.asarray(ans)[..., None, :])
-    return -(b_bar @ np.swapaxes(ans, -1, -2))
+    return -_mm(b_bar, np.swapaxes(ans, -1, -2))
 
 
 def _einsum_parts(subscripts, operands):
