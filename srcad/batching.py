@@ -188,7 +188,7 @@ _HANDLERS[np.mean] = _make_reduce(np.mean)
 @_on(np.cumsum)
 def _cumsum(x, axis=None, **kw):
     if axis is None:
-        return Batched(np.cumsum(x.data.reshape(x.data.shape[0], -1), axis=1))
+        return Batched(np.cumsum(x.data.reshape(x.data.shape[0], x.size), axis=1))
     return Batched(np.cumsum(x.data, axis=_ax(axis, x.ndim)))
 
 
@@ -200,12 +200,15 @@ def _diff(x, n=1, axis=-1, **kw):
 @_on(np.reshape)
 def _reshape(x, shape, *a, **kw):
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    if -1 in shape:     # resolved from the logical size (a batch of no directions has no size to divide)
+        known = int(np.prod([d for d in shape if d != -1], dtype=int))
+        shape = tuple(x.size // known if d == -1 and known else d for d in shape)
     return Batched(np.reshape(x.data, (x.data.shape[0],) + shape))
 
 
 @_on(np.ravel)
 def _ravel(x, *a, **kw):
-    return Batched(x.data.reshape(x.data.shape[0], -1))
+    return Batched(x.data.reshape(x.data.shape[0], x.size))   # (a size, not -1: B may be 0)
 
 
 @_on(np.transpose)
@@ -281,7 +284,7 @@ def _where(cond, x, y):
 @_on(np.take)
 def _take(x, idx, axis=None, **kw):
     if axis is None:
-        return Batched(np.take(x.data.reshape(x.data.shape[0], -1), idx, axis=1))
+        return Batched(np.take(x.data.reshape(x.data.shape[0], x.size), idx, axis=1))
     return Batched(np.take(x.data, idx, axis=_ax(axis, x.ndim)))
 
 
@@ -293,7 +296,7 @@ def _trace(x, *a, **kw):
 @_on(np.outer)
 def _outer(x, y):
     B = _batch_size((x, y))
-    xf, yf = _full(x, B).reshape(B, -1), _full(y, B).reshape(B, -1)
+    xf, yf = _full(x, B).reshape(B, np.size(x)), _full(y, B).reshape(B, np.size(y))
     return Batched(xf[:, :, None] * yf[:, None, :])
 
 
