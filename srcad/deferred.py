@@ -24,7 +24,7 @@ from .batching import Batched, _HANDLERS
 
 LARGE = 1 << 18     # entries of the seed (B directions x entries of x) from which a sweep is deferred
 CHUNK = 1 << 15     # entries of the largest recorded tangent that one replay chunk aims at
-SMALL = 1 << 12     # a recorded result with at most this many entries (all directions) is computed at once
+SMALL = 1 << 12     # a result with at most this many entries (all directions) is computed at once
 
 
 class _Tape:
@@ -88,8 +88,9 @@ def _record(tape, fn, args, kwargs, spread=False):
     if not isinstance(probe, Batched):      # a shape, a size: what the batch's shape decides
         return probe
     size = int(np.prod(probe.data.shape[1:], dtype=int))
-    if size * tape.B <= SMALL:
-        return fn(*_map(args, _full), **{k: _map(v, _full) for k, v in kwargs.items()})
+    if size * tape.B <= SMALL:      # computed now, for every direction: a leaf of the replay
+        val = fn(*_map(args, _full), **{k: _map(v, _full) for k, v in kwargs.items()})
+        return Deferred(tape, probe, None, (), {}, val.data) if isinstance(val, Batched) else val
     for node in _nodes(args, []) + _nodes(list(kwargs.values()), []):
         node.used = True
     if spread:          # a primal operand broadcast along the result's axes, spread out once for all chunks
@@ -222,6 +223,14 @@ class Deferred(Batched):
         return _record(self.tape, _transpose, (self,), {})
 
     def __getitem__(self, idx):
+        if self.fn is _getitem and type(idx) is tuple and idx[:1] == (slice(None),) and \
+                all(type(i) in (slice, int) for i in idx[1:]):
+            src, rows = self.args
+            if type(rows) is np.ndarray and rows.ndim == 1 and rows.dtype.kind in "iu":
+                # x[rows][:, cols] as x[:, cols][rows]: the columns taken from the small source,
+                # the rows gathered once into a contiguous array (x[rows] is not computed unless
+                # something else reads it)
+                return src[idx][rows]
         return _record(self.tape, _getitem, (self, idx), {})
 
     def __setitem__(self, idx, value):

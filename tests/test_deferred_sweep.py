@@ -171,3 +171,20 @@ def test_write_after_read_is_refused_and_falls_back(monkeypatch):
     _ = t * 2.0
     with pytest.raises(TypeError):
         t[0] = 1.0
+
+
+def test_small_results_computed_at_once_feed_deferred_ones(monkeypatch):
+    """Results of at most SMALL entries are computed when recorded (leaves of the replay); what
+    is computed from them is still deferred."""
+    monkeypatch.setattr(deferred, "LARGE", 0)
+    monkeypatch.setattr(deferred, "SMALL", 400)
+    monkeypatch.setattr(deferred, "CHUNK", 40)
+    x = ba_params((2,))
+    J = srcad.jacobian(residuals, mode="forward")(x)
+    np.testing.assert_allclose(J, fd_jac(residuals, x), rtol=1e-6, atol=1e-8)
+    t = deferred.seed(np.eye(x.size))
+    leaf = t[:3] * 2.0                          # 33 x 3 entries: computed at once
+    assert type(leaf) is Deferred and leaf.full is not None
+    node = leaf * np.ones((20, 3))              # 33 x 60 entries: deferred, reading the leaf
+    assert type(node) is Deferred and node.full is None
+    np.testing.assert_array_equal(node.data, np.broadcast_to(2.0 * np.eye(x.size)[:, None, :3], (x.size, 20, 3)))
