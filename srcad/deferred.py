@@ -18,6 +18,8 @@ computed, unless something else reads it), and `a + zeros` (a primal array of ze
 Both are exact. A replay runs the same `Batched` code on each chunk, so the numbers are those of
 the `Batched` sweep; callers verify them with an ordinary sweep as for `Batched`.
 """
+import math
+
 import numpy as np
 
 from .batching import Batched, _HANDLERS
@@ -87,7 +89,7 @@ def _record(tape, fn, args, kwargs, spread=False):
         return [_record(tape, _Item(fn, i), args, kwargs) for i in range(len(probe))]
     if not isinstance(probe, Batched):      # a shape, a size: what the batch's shape decides
         return probe
-    size = int(np.prod(probe.data.shape[1:], dtype=int))
+    size = math.prod(probe.data.shape[1:])
     if size * tape.B <= SMALL:      # computed now, for every direction: a leaf of the replay
         val = fn(*_map(args, _full), **{k: _map(v, _full) for k, v in kwargs.items()})
         return Deferred(tape, probe, None, (), {}, val.data) if isinstance(val, Batched) else val
