@@ -69,6 +69,10 @@ def _full(v):
     return Batched(v.data)
 
 
+def _has_batch(v):
+    return isinstance(v, Batched) or type(v) in (list, tuple) and any(_has_batch(u) for u in v)
+
+
 def _nodes(v, out):
     if type(v) is Deferred:
         out.append(v)
@@ -312,8 +316,10 @@ def evaluate(outs):
     stack = [(o, False) for o in outs]
     while stack:                        # depth first: a node after everything it reads
         node, done = stack.pop()
-        if done:
-            order.append((node, _nodes(node.args, []) + _nodes(list(node.kwargs.values()), [])))
+        if done:    # (node, the nodes it reads, where its arguments hold batches, kwargs hold any)
+            slots = [(i, type(a) in (list, tuple)) for i, a in enumerate(node.args) if _has_batch(a)]
+            kw = any(_has_batch(v) for v in node.kwargs.values())
+            order.append((node, _nodes(node.args, []) + _nodes(list(node.kwargs.values()), []), slots, kw))
             continue
         if id(node) in seen:
             continue
@@ -336,8 +342,12 @@ def evaluate(outs):
             if type(v) is Deferred and v.full is None:
                 return vals[id(v)]
             return Batched(v.data[c0:c1])
-        for node, reads in order:
-            vals[id(node)] = node.fn(*_map(node.args, get), **{k: _map(v, get) for k, v in node.kwargs.items()})
+        for node, reads, slots, kw in order:
+            args = list(node.args)
+            for i, nested in slots:
+                args[i] = _map(args[i], get) if nested else get(args[i])
+            kwargs = {k: _map(v, get) for k, v in node.kwargs.items()} if kw else node.kwargs
+            vals[id(node)] = node.fn(*args, **kwargs)
             for a in reads:
                 n = uses[id(a)] = uses[id(a)] - 1
                 if n == 0 and id(a) not in keep:
