@@ -102,17 +102,29 @@ def _record(tape, fn, args, kwargs, spread=False):
     if spread:          # a primal operand broadcast along the result's axes, spread out once for all chunks
         shape = probe.shape
         args = tuple(_spread(a, shape) for a in args)
+    else:               # (spread arrays are copies already)
+        args = _snapshot(args)
     tape.largest = max(tape.largest, size)
-    return Deferred(tape, probe, fn, args, kwargs)
+    return Deferred(tape, probe, fn, args, {k: _snapshot(v) for k, v in kwargs.items()})
 
 
 def _spread(a, shape):
-    if type(a) is np.ndarray and a.ndim and a.shape != shape and a.size < int(np.prod(shape, dtype=int)):
+    if type(a) is np.ndarray and a.ndim and a.shape != shape and a.size < math.prod(shape):
         try:
             return np.ascontiguousarray(np.broadcast_to(a, shape))
         except ValueError:
-            return a
-    return a
+            pass
+    return _snapshot(a)
+
+
+def _snapshot(v):
+    """v with every writable array in it (through lists and tuples) copied: the replay must see
+    the values the operation saw, also where the code writes into an array after reading it."""
+    if type(v) is np.ndarray:
+        return v.copy() if v.flags.writeable else v
+    if type(v) in (list, tuple):
+        return type(v)(_snapshot(u) for u in v)
+    return v
 
 
 def _sum(tape, handler, x, axis=None, dtype=None, out=None, keepdims=False, **kw):

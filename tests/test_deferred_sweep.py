@@ -188,3 +188,23 @@ def test_small_results_computed_at_once_feed_deferred_ones(monkeypatch):
     node = leaf * np.ones((20, 3))              # 33 x 60 entries: deferred, reading the leaf
     assert type(node) is Deferred and node.full is None
     np.testing.assert_array_equal(node.data, np.broadcast_to(2.0 * np.eye(x.size)[:, None, :3], (x.size, 20, 3)))
+
+
+def written_after_read(x):
+    y = np.ones(x.size)
+    z = x * y               # the tangent reads y ...
+    y[0] = 5.0              # ... which is written afterwards
+    return z + x * y
+
+
+def test_an_array_written_after_a_tangent_read_it(defer_all):
+    """The replay sees the values each recorded operation saw (operands copied when recorded)."""
+    x = np.linspace(0.5, 1.5, 4)
+    J = srcad.jacobian(written_after_read, mode="forward")(x)
+    assert defer_all
+    np.testing.assert_allclose(J, fd_jac(written_after_read, x), rtol=1e-7, atol=1e-9)
+    lazy = deferred.seed(np.eye(4))
+    y = np.ones(4)
+    z = lazy * y
+    y[0] = 5.0
+    np.testing.assert_array_equal(z.data, np.eye(4))
