@@ -149,16 +149,28 @@ class Pattern:
 
     def _evaluate_batched(self, jvp_call, x):
         """Every colour's seed as one batch of tangents (in chunks of at most ~4e6 entries): the
-        primal runs once per chunk instead of once per colour."""
-        from .batching import Batched, unwrap
+        primal runs once per chunk instead of once per colour. A large batch is deferred
+        (srcad/deferred.py: the tangent operations recorded, then replayed a few colours at a time,
+        in cache); one a deferred batch cannot carry is computed at once."""
+        from . import deferred
+        from .batching import UNBATCHABLE, Batched, unwrap
         values = np.zeros(len(self.rows), dtype=np.float64)
         col_color = self.color[self.cols]
         chunk = max(1, min(self.ncolors, 4_000_000 // max(1, self.m + self.n)))
+        defer = chunk * int(np.size(x)) >= deferred.LARGE
         for c0 in range(0, self.ncolors, chunk):
             B = min(chunk, self.ncolors - c0)
             seed = (self.color[None, :] == (c0 + np.arange(B))[:, None]).astype(np.float64)
-            y, y_dot = jvp_call(Batched(seed.reshape((B,) + np.shape(x))))
-            block = unwrap(y_dot, B, np.shape(y)).reshape(B, -1)
+            seed = seed.reshape((B,) + np.shape(x))
+            try:        # the tangents recorded and replayed a few colours at a time (srcad/deferred.py)
+                y, y_dot = jvp_call(deferred.seed(seed) if defer else Batched(seed))
+                block = unwrap(y_dot, B, np.shape(y)).reshape(B, -1)
+            except UNBATCHABLE:
+                if not defer:
+                    raise
+                defer = False       # an operation a deferred batch does not take: computed at once
+                y, y_dot = jvp_call(Batched(seed))
+                block = unwrap(y_dot, B, np.shape(y)).reshape(B, -1)
             hit = (col_color >= c0) & (col_color < c0 + B)
             values[hit] = block[col_color[hit] - c0, self.rows[hit]]
         J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))

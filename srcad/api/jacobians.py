@@ -158,28 +158,33 @@ def _forward_columns(sweep, x, yshape, batched=True, chunk=None, strict=False):
     n, m = int(np.prod(xshape, dtype=int)), int(np.prod(yshape, dtype=int))
     J = np.zeros((m, n))
     if batched and n > 1:
+        from .. import deferred
         from ..batching import UNBATCHABLE, Batched, unwrap
         chunk = chunk or max(1, min(n, 4_000_000 // max(1, m + n)))
-        try:
-            for k0 in range(0, n, chunk):
-                B = min(chunk, n - k0)
-                seed = np.zeros((B, n))
-                seed[np.arange(B), k0 + np.arange(B)] = 1.0
-                _, y_dot = sweep(Batched(seed.reshape((B,) + xshape)))
-                block = unwrap(y_dot, B, yshape).reshape(B, m)
-                if k0 == 0:     # one ordinary sweep along a random mix of these directions
-                    r = np.random.default_rng(0).standard_normal(B)
-                    _, check = sweep((r @ seed).reshape(xshape) if xshape else float(r @ seed))
-                    want = np.ravel(np.broadcast_to(np.asarray(check, dtype=float), yshape))
-                    got = r @ block
-                    if not np.allclose(got, want, rtol=1e-9, atol=1e-12 * (1 + np.abs(want).max(initial=0))):
-                        raise ValueError("batched tangents disagree with an ordinary sweep")
-                J[:, k0:k0 + B] = block.T
-            return J
-        except UNBATCHABLE:       # an operation the batch does not implement: one sweep per direction
-            if strict:
-                raise
-            J[:] = 0.0
+        # a large batch recorded and replayed a few directions at a time (srcad/deferred.py); where
+        # it cannot be, computed at once (Batched); where that cannot be, one sweep per direction
+        makers = (deferred.seed, Batched) if min(chunk, n) * n >= deferred.LARGE else (Batched,)
+        for batch_of in makers:
+            try:
+                for k0 in range(0, n, chunk):
+                    B = min(chunk, n - k0)
+                    seed = np.zeros((B, n))
+                    seed[np.arange(B), k0 + np.arange(B)] = 1.0
+                    _, y_dot = sweep(batch_of(seed.reshape((B,) + xshape)))
+                    block = unwrap(y_dot, B, yshape).reshape(B, m)
+                    if k0 == 0:     # one ordinary sweep along a random mix of these directions
+                        r = np.random.default_rng(0).standard_normal(B)
+                        _, check = sweep((r @ seed).reshape(xshape) if xshape else float(r @ seed))
+                        want = np.ravel(np.broadcast_to(np.asarray(check, dtype=float), yshape))
+                        got = r @ block
+                        if not np.allclose(got, want, rtol=1e-9, atol=1e-12 * (1 + np.abs(want).max(initial=0))):
+                            raise ValueError("batched tangents disagree with an ordinary sweep")
+                    J[:, k0:k0 + B] = block.T
+                return J
+            except UNBATCHABLE:       # an operation the batch does not implement
+                if strict and batch_of is makers[-1]:
+                    raise
+                J[:] = 0.0
     for k, e in enumerate(_basis(n)):
         _, y_dot = sweep(e.reshape(xshape) if xshape else float(e[0]))
         J[:, k] = np.ravel(np.broadcast_to(np.asarray(y_dot, dtype=float), yshape))

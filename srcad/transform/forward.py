@@ -173,7 +173,7 @@ class Forward:
         if op.kind is OpKind.DISPLAY:
             is_dict = isinstance(op.rhs, ast.Dict)
             elts = [N(self.dot(e.id)) if isinstance(e, ast.Name) and e.id in self.an.active
-                    else rt("zeros_like", ast_copy(e)) for e in (op.rhs.values if is_dict else op.rhs.elts)]
+                    else _zero_of(e) for e in (op.rhs.values if is_dict else op.rhs.elts)]
             tangent = ast.Dict([ast_copy(k) for k in op.rhs.keys], elts) if is_dict \
                 else type(op.rhs)(elts=elts, ctx=ast.Load())
         else:
@@ -192,7 +192,7 @@ class Forward:
                 covered |= {p} | {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
                 m = dict(m)
                 m[p + "_dot"] = N(self.dot(n))
-                pieces.append(instantiate(t, m, floats=(p + "_dot",)))
+                pieces.append(_sign_on_primal(instantiate(t, m, floats=(p + "_dot",)), set(self.dots.values())))
             if not pieces:
                 tangent = rt("zeros_like", N(ans))
             else:
@@ -260,6 +260,36 @@ class Forward:
                 args.args += dots
         return ast.FunctionDef(name=name, args=args, body=[doc] + body, decorator_list=[], returns=None,
                                type_params=[], lineno=fn.lineno, col_offset=0)
+
+
+def _zero_of(e):
+    """The zero tangent of an item of a list display: `0.0` for a number literal (what
+    rt.zeros_like returns for it, without a call per item and sweep), else rt.zeros_like."""
+    if isinstance(e, ast.Constant) and type(e.value) in (int, float):
+        return ast.Constant(0.0)
+    return rt("zeros_like", ast_copy(e))
+
+
+def _sign_on_primal(e, dots):
+    """A tangent piece with a negated tangent as a factor, (-t) * p, p * (-t) or (-t) / p (t a
+    tangent's name, p free of tangents), with the sign on the primal factor instead: t * -p,
+    -p * t, t / -p. The same numbers, bit for bit; p has a tangent's size or less, so a batch of
+    tangents (srcad.batching) is negated never, p once for every direction."""
+    if not isinstance(e, ast.BinOp) or not isinstance(e.op, (ast.Mult, ast.Div)):
+        return e
+    left, right = _sign_on_primal(e.left, dots), e.right
+
+    def negated_dot(v):
+        return isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Name) \
+            and v.operand.id in dots
+
+    def primal(v):
+        return not any(isinstance(n, ast.Name) and n.id in dots for n in ast.walk(v))
+    if negated_dot(left) and primal(right):
+        return ast.BinOp(left.operand, e.op, ast.UnaryOp(ast.USub(), right))
+    if isinstance(e.op, ast.Mult) and negated_dot(right) and primal(left):
+        return ast.BinOp(ast.UnaryOp(ast.USub(), left), e.op, right.operand)
+    return ast.BinOp(left, e.op, right)
 
 
 def _callee_name(rhs):
