@@ -159,7 +159,7 @@ class Ownership:
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
             for a, b in ((e.left, e.right), (e.right, e.left)):
                 if self._full(a, shape) and (self._full(b, shape) or self._rank0(b) or
-                                             self._operand_within(b, shape)):
+                                             self._operand_within(b, shape) or self._bar_within(b, shape)):
                     return True
             return False
         if is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
@@ -211,6 +211,21 @@ class Ownership:
             return False
         op = self.an.op(st)
         return any(isinstance(a, ast.Name) and a.id == e.id for a in op.bound.values())
+
+    def _bar_within(self, e, shape):
+        """Is e the cotangent of a value of `shape` at the current statement (the versions before
+        and after it both)? A cotangent is an array of its value's shape or smaller (the symbolic
+        zero, a scalar seed that stands for itself broadcast), so it broadcasts into `shape`."""
+        v = self.bar_of.get(e.id) if isinstance(e, ast.Name) else None
+        st = self.current
+        if v is None or shape is None or st is None:
+            return False
+        kinds = [self.kinds.before(st, v)] if self.kinds.bound_before(st, v) else []
+        if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) and st.targets[0].id == v:
+            kinds.append(self.kinds.result(st))
+        elif not kinds:
+            return False
+        return all(k.dense and k.shape == shape for k in kinds)
 
     def _rank0(self, e):
         if isinstance(e, (ast.BinOp,)):

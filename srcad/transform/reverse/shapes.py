@@ -183,10 +183,15 @@ class _ShapeWriter(ast.NodeTransformer):
     def __init__(self, rev, steady, kept, reads):
         self.rev, self.steady, self.kept, self.reads = rev, steady, kept, reads
 
-    def _shape(self, e):
+    def _shape(self, e, like=False):
+        """The shape of the marked float64 array e, written from its token (None: not known); for a
+        `*_like` constructor also e's own `.shape` where e is kept anyway (np.zeros(x.shape) is
+        np.zeros_like(x) for a float64 ndarray, without NumPy's Python-level wrapper)."""
         k = getattr(e, "srcad_kind", None)
-        if k is None or e.id in self.reads or e.id in self.kept or k.dtype != "d" or k.cat is not Cat.ARRAY:
+        if k is None or k.dtype != "d" or k.cat is not Cat.ARRAY:
             return None
+        if e.id in self.reads or e.id in self.kept:
+            return ast.Attribute(N(e.id), "shape", ast.Load()) if like else None
         return self.rev._shape_expr(k.shape, self.steady, self.kept)
 
     def visit_Call(self, node):
@@ -194,7 +199,7 @@ class _ShapeWriter(ast.NodeTransformer):
         f = node.func
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" and \
                 f.attr.endswith("_like") and node.args and not node.keywords:
-            s = self._shape(node.args[0])
+            s = self._shape(node.args[0], like=True)
             make = f.attr[:-len("_like")]       # np.zeros_like(x) -> np.zeros(shape), full_like -> full
             if s is not None and hasattr(np, make):
                 dtype = [ast.keyword("dtype", ast.Constant("d"))] if len(node.args) > 1 else []
