@@ -24,6 +24,7 @@ from ... import runtime as runtime_helpers
 from ...rules.registry import facts
 from ...syntax import N, assign, ast_copy, is_rt_call, rt
 from ..kinds import Cat
+from ..kinds.lattice import is_dims
 
 class ShapeReads:
     """Shape-only reads marked while the adjoint is written, re-pointed once it is: methods of the
@@ -169,6 +170,16 @@ class ShapeReads:
         sub = next((n for n in kept if steady[n].shape == token), None)
         if sub is not None:
             return ast.Attribute(N(sub), "shape", ast.Load())
+        if is_dims(token):      # each axis' class from a kept value that has it (class 1: size one)
+            parts = []
+            for d in token[1:]:
+                src = None if d == 1 else next(((n, ax) for n in kept for ax, c in enumerate(steady[n].dimensions or ())
+                                                if c == d), None)
+                if d != 1 and src is None:
+                    return None
+                parts.append(ast.Constant(1) if d == 1 else
+                             ast.Subscript(ast.Attribute(N(src[0]), "shape", ast.Load()), ast.Constant(src[1]), ast.Load()))
+            return ast.Tuple(parts, ast.Load())
         if depth < 3 and isinstance(token, tuple) and len(token) == 3 and token[0] == "bc":
             a, b = (self._shape_expr(t, steady, kept, depth + 1) for t in token[1:])
             if a is not None and b is not None:
