@@ -193,12 +193,13 @@ class Operations:
             return self._call(op, rhs, env)
         if isinstance(rhs, ast.Attribute) and op is not None and op.rule is not None and op.rule.key == ".T":
             return _transposed(self._atom(rhs.value, env))
-        if isinstance(rhs, ast.Attribute) and op is not None and op.rule is not None and \
-                op.rule.key in (".shape", ".size", ".ndim"):
-            x = self._atom(rhs.value, env)      # an array's: ints (a tuple of them for .shape)
+        kind = _kind_fact(op.rule.key) if isinstance(rhs, ast.Attribute) and op is not None and op.rule is not None \
+            else None
+        if kind in (ResultKind.INT, ResultKind.SHAPE):     # an array's `.size`, `.ndim`, `.shape`: ints
+            x = self._atom(rhs.value, env)
             if x.cat is not Cat.ARRAY or x.ndim is None:
                 return UNKNOWN
-            return Kind(Cat.TUPLE, elts=(_PY["int"],) * x.ndim) if op.rule.key == ".shape" else _PY["int"]
+            return Kind(Cat.TUPLE, elts=(_PY["int"],) * x.ndim) if kind is ResultKind.SHAPE else _PY["int"]
         return UNKNOWN
 
     def _index_int(self, node, env):

@@ -23,6 +23,8 @@ class Own(StrEnum):
     """What is known of the array a cotangent name holds (with its shape token, in `Reverse.own`)."""
     OWNED = "owned"     # a new array of the value's shape that only this name holds: updated in place
     FULL = "full"       # an array of the value's shape, which another name may hold too
+    LIST = "list"       # a list this cotangent alone holds, one cotangent per item of a tuple
+    #                     (shape ("list", n, the slots written))
 
 
 
@@ -185,7 +187,7 @@ class Ownership:
         with a known array, NumPy calls on one, rt.unbroadcast of one, a cotangent known one."""
         if isinstance(e, ast.Name):
             if e.id in self.bar_of:
-                return e.id in self.arrays or e.id in self.own
+                return e.id in self.arrays or self.own.get(e.id, (None,))[0] in (Own.OWNED, Own.FULL)
             return self.kinds is not None and self.current is not None and self._kind_here(e.id).cat is Cat.ARRAY
         if isinstance(e, ast.Attribute) and e.attr == "T":
             return self._known_array(e.value)
@@ -211,6 +213,32 @@ class Ownership:
             return False
         op = self.an.op(st)
         return any(isinstance(a, ast.Name) and a.id == e.id for a in op.bound.values())
+
+    def contribute_item(self, code, live, v, g, k, n):
+        """Add g, the cotangent of v[k], to v's (a tuple of n known dense items, k a constant):
+        first a list literal of the items' cotangents, `[0.0, g]`, then `v_bar[k] = g` into a slot
+        still zero, `v_bar[k] = rt.add(v_bar[k], g)` into one written, while v_bar is that list (the
+        facts in `own`: the slots written, on every path); else False (the general index_vjp / add_at)."""
+        b = self.bar(v)
+        s = self.own.get(b)
+        if b in live and not (s is not None and s[0] == Own.LIST and s[1][1] == n):
+            return False
+        self.filled.pop(b, None)
+        self.arrays.discard(b)
+        if b not in live:
+            items = [ast.Constant(0.0)] * n
+            items[k] = N(g)
+            code.append(assign(b, ast.List(items, ast.Load())))
+            live.add(b)
+            written = frozenset([k])
+        else:
+            written = s[1][2]
+            at = ast.Subscript(N(b), ast.Constant(k), ast.Load())
+            code.append(ast.Assign([ast.Subscript(N(b), ast.Constant(k), ast.Store())],
+                                   rt("add", at, N(g)) if k in written else N(g)))
+            written = written | {k}
+        self.own[b] = (Own.LIST, ("list", n, written))
+        return True
 
     def _bar_within(self, e, shape):
         """Is e the cotangent of a value of `shape` at the current statement (the versions before
@@ -261,7 +289,7 @@ def _fresh(e):
 
 def _meet(a, b):
     """The ownership facts that hold on both paths."""
-    return {k: (Own.OWNED if v[0] == b[k][0] == Own.OWNED else Own.FULL, v[1]) for k, v in a.items()
+    return {k: (v[0] if v[0] == b[k][0] else Own.FULL, v[1]) for k, v in a.items()
             if k in b and b[k][1] == v[1]}
 
 

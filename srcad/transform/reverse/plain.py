@@ -31,6 +31,17 @@ class Plain:
         res = self.kinds.result(op.node)
         return idx if ok and res.dense and res.dtype == "d" and res.ndim == kind.ndim - 1 else None
 
+    def _tuple_item(self, op, n):
+        """(k, len) for `y = n[k]` reading item k (a constant) of a tuple n whose items' kinds are
+        known float64 numbers or arrays (their cotangents: such values or the zero), else None."""
+        if self.kinds is None or not isinstance(op.bound.get("x"), ast.Name) or op.bound["x"].id != n:
+            return None
+        idx, t = op.bound.get("idx"), self.kinds.before(op.node, n)
+        if t.cat is not Cat.TUPLE or t.elts is None or not isinstance(idx, ast.Constant) or type(idx.value) is not int \
+                or not -len(t.elts) <= idx.value < len(t.elts) or not all(e.dense and e.dtype == "d" for e in t.elts):
+            return None
+        return idx.value % len(t.elts), len(t.elts)
+
     def _int_expr(self, st, e):
         """Is e (before st) sure to be a Python int: an int constant, an int name, or `+ - * // %`
         of such (`2 * k + 1`)?"""
