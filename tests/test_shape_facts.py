@@ -108,3 +108,30 @@ def test_loops_stacks_products_reductions():
     # (4, 4) @ (4, 4): every axis one class; v of that size too
     A, B, v = rng.normal(size=(4, 4)), rng.normal(size=(4, 4)), rng.normal(size=4)
     _check(products, (A, B, v), wrt=(0, 1, 2))
+
+
+# ---- a tuple's cotangent from reads of its items: a list literal, not index_vjp / add_at per read --
+def pair(x, y):
+    return np.sin(x) * y, x + y
+
+
+def uses_pair(x, y, flag):
+    t = pair(x, y)
+    a = t[0]
+    b = t[0]
+    s = np.sum(a * b)
+    if flag > 0:
+        s = s + np.sum(t[1] * a)
+    for i in range(3):
+        u = pair(t[1], x)
+        s = s + np.sum(u[1] ** 2) + np.sum(u[-2])
+    return s
+
+
+def test_tuple_items_cotangent_as_a_list():
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=4), rng.normal(size=4)
+    for flag in (1.0, -1.0):
+        args = (x, y, flag)
+        assert "index_vjp" not in srcad.emit(uses_pair, wrt=(0, 1), args=args)
+        _check(uses_pair, args, wrt=(0, 1))

@@ -213,9 +213,10 @@ class Operations:
         return k.cat is Cat.PY and k.dtype == "l"
 
     def _subscript(self, x, sl, env):
-        if x.cat is Cat.TUPLE and x.elts is not None and isinstance(sl, ast.Constant) and type(sl.value) is int \
-                and -len(x.elts) <= sl.value < len(x.elts):
-            return x.elts[sl.value]
+        k = -sl.operand.value if isinstance(sl, ast.UnaryOp) and isinstance(sl.op, ast.USub) and \
+            isinstance(sl.operand, ast.Constant) else getattr(sl, "value", None)      # `t[-1]` too
+        if x.cat is Cat.TUPLE and x.elts is not None and type(k) is int and -len(x.elts) <= k < len(x.elts):
+            return x.elts[k]
         if x.cat is Cat.LIST and x.item is not None and x.item is not NOTHING and self._index_int(sl, env):
             return x.item
         if x.cat is not Cat.ARRAY or x.ndim is None:

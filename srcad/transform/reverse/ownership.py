@@ -267,6 +267,11 @@ class Ownership:
         `where` of the compound statement st), an owned array of zeros instead."""
         v = self.bar_of.get(b)
         self.filled.pop(b, None)
+        n = self._tuple_len(v, st, where) if v is not None and st is not None else None
+        if n is not None:       # a tuple of known dense items: a list of their (zero) cotangents
+            self.own[b] = (Own.LIST, ("list", n, frozenset()))
+            self.arrays.discard(b)
+            return assign(b, ast.List([ast.Constant(0.0) for _ in range(n)], ast.Load()))
         kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
         if kind is not None:
             self.own[b] = (Own.OWNED, kind.shape)
@@ -289,8 +294,13 @@ def _fresh(e):
 
 def _meet(a, b):
     """The ownership facts that hold on both paths."""
-    return {k: (v[0] if v[0] == b[k][0] else Own.FULL, v[1]) for k, v in a.items()
-            if k in b and b[k][1] == v[1]}
+    out = {k: (v[0] if v[0] == b[k][0] else Own.FULL, v[1]) for k, v in a.items()
+           if k in b and b[k][1] == v[1]}
+    for k, v in a.items():      # a tuple's cotangent list on both paths: a slot written on either may be nonzero
+        w = b.get(k)
+        if v[0] == Own.LIST and w is not None and w[0] == Own.LIST and w[1][1] == v[1][1]:
+            out[k] = (Own.LIST, ("list", v[1][1], v[1][2] | w[1][2]))
+    return out
 
 
 def _zeros_like(v, kind):
