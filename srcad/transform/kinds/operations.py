@@ -56,7 +56,7 @@ def _broadcast_dims(a, b):
     if da is None or db is None:
         return None
     n = max(len(da), len(db))
-    da, db = (None,) * 0 + (1,) * (n - len(da)) + tuple(da), (1,) * (n - len(db)) + tuple(db)
+    da, db = (1,) * (n - len(da)) + tuple(da), (1,) * (n - len(db)) + tuple(db)    # missing leading axes: size one
     out = []
     for x, y in zip(da, db):
         if x == y or y == 1:
