@@ -8,6 +8,9 @@ from .values import _is_map, _is_zero
 
 def item(g, k):
     """Entry k of a container's derivative (zero stays zero)."""
+    t = type(g)
+    if t is list or t is tuple:     # the common case first: a tuple's cotangent
+        return g[k]
     if _is_map(g):          # a dict's cotangent holds only the keys something reached
         return g.get(k, 0.0)
     return g if _is_zero(g) else g[k]
