@@ -157,7 +157,7 @@ class ShapeReads:
         user = {m.id for m in ast.walk(self.parsed.tree) if isinstance(m, ast.Name)}
         kept = sorted((n for n in steady if n in self.params or n in reads), key=lambda n: n not in user)
         for node in marked:
-            if node.id in reads:
+            if node.id in reads or node.id in kept:      # (a kept value lends its own shape)
                 continue
             sub = next((n for n in kept if steady[n] == node.srcad_kind), None)
             if sub is not None:
