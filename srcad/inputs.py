@@ -140,6 +140,25 @@ def plain(args, kwargs=None):
 _PLAIN_NP_SCALARS = frozenset({np.float64, np.float32, np.float16})
 
 
+def dim_classes(values):
+    """The dimensions of the arrays among a call's values, as classes of equal sizes: per value, a
+    tuple with one class per axis (None for a value that is not an array of at least one axis).
+    Class 1 is a dimension of size one; every other size gets its own number, the first seen 2,
+    the next 3, and so on. Part of the abstract signature (transform/kinds/signature.py): the
+    derivative is written for one such pattern, so the dimensions it proves equal are equal in
+    every call that runs it. None when no value is an array of at least one axis."""
+    sizes: dict = {}
+    out = []
+    seen = False
+    for a in values:
+        if type(a) is np.ndarray and a.ndim:
+            out.append(tuple([1 if n == 1 else sizes.setdefault(n, len(sizes) + 2) for n in a.shape]))
+            seen = True
+        else:
+            out.append(None)
+    return tuple(out) if seen else None
+
+
 def plain_signature(args):
     """transform/kinds.py's signature(args) of a call without keywords whose arguments are all
     plain (`plain` above), else None: both worked out in one pass (the keys written as
@@ -159,7 +178,8 @@ def plain_signature(args):
             keys.append("other")
         else:
             return None
-    return (tuple(keys), ())
+    dims = dim_classes(args)
+    return (tuple(keys), ()) if dims is None else (tuple(keys), (), dims)
 
 
 def _names(f):

@@ -27,7 +27,8 @@ class ResultKind(StrEnum):
     REDUCTION_SUM = "reduction:sum"     # ... whose full reduction's adjoint is its cotangent spread
     REDUCTION_MEAN = "reduction:mean"   # ... spread and divided by the count
     SAME = "same"                       # the first operand's kind
-    INT = "int"                         # a Python int (with one argument)
+    INT = "int"                         # a Python int (with one argument; an attribute: always)
+    SHAPE = "shape"                     # an attribute: a tuple of Python ints, one per axis (`.shape`)
     STACKED = "stacked"                 # of a list of arrays: one more dimension
     JOINED = "joined"                   # of a list of arrays: joined along an axis
     MATMUL = "matmul"                   # a matrix product

@@ -88,6 +88,8 @@ def size_of(shape):
 
 def broadcast_like(v, ans):
     """A tangent brought to the shape of its primal (the forward twin of unbroadcast)."""
+    if type(v) is np.ndarray and type(ans) is np.ndarray and v.shape == ans.shape:
+        return v        # the common case first
     if _is_zero(v) or np.shape(v) == np.shape(ans):
         return v
     return np.broadcast_to(v, np.shape(ans))

@@ -8,6 +8,9 @@ from .values import _is_map, _is_zero
 
 def item(g, k):
     """Entry k of a container's derivative (zero stays zero)."""
+    t = type(g)
+    if t is list or t is tuple:     # the common case first: a tuple's cotangent
+        return g[k]
     if _is_map(g):          # a dict's cotangent holds only the keys something reached
         return g.get(k, 0.0)
     return g if _is_zero(g) else g[k]
@@ -55,6 +58,9 @@ def unstack(g, axis, arrays):
     """Cotangents of the pieces of np.stack(arrays, axis) (or of np.array(list))."""
     if _is_zero(g):
         return g
+    if type(g) is np.ndarray and axis == 0 and g.dtype == np.float64 and g.ndim >= 2 and len(arrays) == len(g) and \
+            all(type(a) is np.ndarray and a.dtype == np.float64 for a in arrays):
+        return list(g.copy())       # the common case first: float64 rows (views of one copy that only they see)
     return [as_cotangent(np.take(g, k, axis=axis), a) for k, a in enumerate(arrays)]
 
 

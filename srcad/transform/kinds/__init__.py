@@ -4,17 +4,24 @@ Two pieces:
 
 `signature(args, kwargs)` maps a call's actual arguments to a small hashable key: Python float /
 int / bool, ndarray (dtype, ndim), NumPy scalar (dtype), each scipy.sparse class, a container's
-type, or "other". It runs on every call of a derivative (the generated module is cached per
-signature), so it only looks at types and two attributes of arrays.
+type, or "other"; and, when an argument is an array, the classes of equal dimensions of the
+arrays (srcad/inputs.py's dim_classes: `(4, 3)` and `(3,)` give `(2, 3)` and `(3,)`, class 1 being
+a dimension of size one). It runs on every call of a derivative (the generated module is cached
+per signature), so it only looks at types and three attributes of arrays.
 
 `Kinds(fn, analysis, params)` is a pass over a normalized function: for every statement, the kind
 of each local name just before it, and the kind of what the statement assigns. A kind says what
 is sure about a value: its category (a Python number, a NumPy scalar, an ndarray, sparse, a
 container), its dtype character, its number of dimensions, and a *shape token*: two values with
-the same (non-None) token have the same shape whenever both exist. Parameters' arrays get the
-token of their name; an operation derives its result's token from its operands' tokens (`x * 2.0`
-has x's shape; `A @ x` has the token ("@", A's, x's)); a loop joins what each iteration brings
-until nothing changes. What is not sure is None: unknown stays general, never wrong.
+the same (non-None) token have the same shape whenever both exist. A parameter's array gets the
+token of its dimension classes, ("dims", 2, 3), which every array of those classes shares (so
+`W[i]`, `b[j]` and `x` of one length are proven one shape, and an elementwise operation of them
+needs no `rt.unbroadcast`); where only some axes' classes are sure (`np.stack` of a list: its
+length is not) they are kept in `Kind.dims` and the token is None until an index drops the
+unsure axis. Without a signature, a parameter's token is its name. An operation derives its
+result's token from its operands' (`x * 2.0` has x's shape; `A @ x` the classes (m,) of A's rows,
+or the token ("@", A's, x's)); a loop joins what each iteration brings until nothing changes.
+What is not sure is None: unknown stays general, never wrong.
 
 Input: a normalized function (one operation per statement, see srcad/frontend/normalize), its
 Analysis (the op of each statement), and the kinds of its parameters (from the signature; None

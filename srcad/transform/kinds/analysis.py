@@ -177,6 +177,10 @@ class Kinds:
         k = self._before.get(id(st), {}).get(name, UNKNOWN)
         return UNKNOWN if k is _UNDEF else k
 
+    def bound_before(self, st: ast.stmt, name: str) -> bool:
+        """Is name bound (on every path) just before st?"""
+        return self._before.get(id(st), {}).get(name, _UNDEF) is not _UNDEF
+
     def result(self, st: ast.stmt) -> Kind:
         return self._result.get(id(st), UNKNOWN)
 

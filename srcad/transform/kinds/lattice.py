@@ -27,6 +27,16 @@ class Kind:
     shape: object = None            # shape token: equal tokens, equal shapes; () for rank 0
     item: object = None             # a list's items: the join of their kinds (None: not known)
     elts: object = None             # a tuple's elements' kinds, in order (None: not known)
+    dims: object = None             # some of an array's dimension classes, where not all are sure
+    #                                 (a tuple with one class or None per axis; see dims_token)
+
+    @property
+    def dimensions(self):
+        """The class of each axis (None where not sure), or None when none is known."""
+        s = self.shape
+        if type(s) is tuple and s and s[0] == "dims":
+            return s[1:]
+        return self.dims
 
     def __post_init__(self):
         if self.cat is not None and type(self.cat) is not Cat:
@@ -39,6 +49,37 @@ class Kind:
     @property
     def rank0(self):
         return self.dense and self.ndim == 0
+
+
+def dims_token(dims):
+    """The shape token of an array whose every axis has a known dimension class (the classes of
+    the call's signature, inputs.dim_classes: 1 is a dimension of size one, equal numbers equal
+    sizes): two arrays with equal classes on every axis have the same shape. None when an axis'
+    class is not sure."""
+    if dims is None or any(d is None for d in dims):
+        return None
+    return ("dims",) + tuple(dims)
+
+
+def is_dims(token):
+    return type(token) is tuple and len(token) > 0 and token[0] == "dims"
+
+
+def array_kind(cat, dtype, dims, shape=None):
+    """An array's kind from what is sure of its axes' classes (dims: one class or None per axis);
+    `shape`: a token to keep where not every class is sure."""
+    full = dims_token(dims)
+    if full is not None:
+        return Kind(cat, dtype, len(dims), full)
+    return Kind(cat, dtype, len(dims), shape, dims=tuple(dims) if any(d is not None for d in dims) else None)
+
+
+def _join_dims(a, b):
+    da, db = a.dimensions, b.dimensions
+    if da is None or db is None or len(da) != len(db):
+        return None
+    out = tuple(x if x == y else None for x, y in zip(da, db))
+    return out if any(d is not None for d in out) else None
 
 
 UNKNOWN = Kind()
@@ -69,7 +110,11 @@ def join(a, b):
     cat = a.cat if a.cat == b.cat else (Cat.NP if a.ndim == 0 else None)
     if cat is None:
         return UNKNOWN
-    return Kind(cat, a.dtype if a.dtype == b.dtype else None, a.ndim, a.shape if a.shape == b.shape else None)
+    if a.shape == b.shape and a.shape is not None:
+        return Kind(cat, a.dtype if a.dtype == b.dtype else None, a.ndim, a.shape,
+                    dims=None if is_dims(a.shape) else _join_dims(a, b))
+    dims = _join_dims(a, b)
+    return Kind(cat, a.dtype if a.dtype == b.dtype else None, a.ndim, None, dims=dims)
 
 
 def real(k):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...rules.fact_values import ResultKind
 from ...rules.registry import facts
-from .lattice import _PY, _UNDEF, NOTHING, UNKNOWN, Cat, Kind, _scalar, join
+from .lattice import _PY, _UNDEF, NOTHING, UNKNOWN, Cat, Kind, _scalar, array_kind, join
 
 
 _REAL = ("d", "l", "?")
@@ -42,7 +42,30 @@ def broadcast(a, b, op=None):
         shape = ("bc",) + tuple(sorted((a.shape, b.shape), key=repr))
     else:
         shape = None
+    dims = _broadcast_dims(a, b)
+    if dims is not None:
+        return array_kind(Cat.ARRAY, dtype, dims, shape)
     return Kind(Cat.ARRAY, dtype, max(a.ndim, b.ndim), shape)
+
+
+def _broadcast_dims(a, b):
+    """The dimension classes of a broadcast of a and b (right-aligned: equal classes stay, a
+    class-1 axis takes the other's; anything else is not sure), or None."""
+    da = a.dimensions if a.ndim else ()
+    db = b.dimensions if b.ndim else ()
+    if da is None or db is None:
+        return None
+    n = max(len(da), len(db))
+    da, db = (1,) * (n - len(da)) + tuple(da), (1,) * (n - len(db)) + tuple(db)    # missing leading axes: size one
+    out = []
+    for x, y in zip(da, db):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            out.append(None)
+    return tuple(out)
 
 
 def _matmul(a, b):
@@ -54,6 +77,9 @@ def _matmul(a, b):
     if (a.ndim, b.ndim) in ((2, 1), (1, 2), (2, 2)):
         ndim = 1 if 1 in (a.ndim, b.ndim) else 2
         shape = ("@", a.shape, b.shape) if a.shape is not None and b.shape is not None else None
+        da, db = a.dimensions, b.dimensions
+        if da is not None and db is not None:     # (m, k) @ (k, n): (m, n); a vector's axis drops
+            return array_kind(Cat.ARRAY, dtype, da[:-1] + db[:-2] + db[-1:] if b.ndim == 2 else da[:-1], shape)
         return Kind(Cat.ARRAY, dtype, ndim, shape)
     return UNKNOWN
 
@@ -72,7 +98,12 @@ def _reduction(x, axis, keepdims):
     if x.cat is not Cat.ARRAY or x.ndim is None or axis is _UNDEF or keepdims is _UNDEF:
         return UNKNOWN
     dtype = x.dtype if x.dtype in ("d", "f") else None
+    dims = x.dimensions
     if keepdims:
+        if dims is not None and axis is None:
+            return array_kind(Cat.ARRAY, dtype, (1,) * x.ndim)
+        if dims is not None and isinstance(axis, int) and not isinstance(axis, bool) and -x.ndim <= axis < x.ndim:
+            return array_kind(Cat.ARRAY, dtype, dims[:axis % x.ndim] + (1,) + dims[axis % x.ndim + 1:])
         return Kind(Cat.ARRAY, dtype, x.ndim, None)
     if axis is None:
         return _scalar(Cat.NP, dtype)
@@ -80,6 +111,8 @@ def _reduction(x, axis, keepdims):
         if x.ndim == 1:
             return _scalar(Cat.NP, dtype)
         shape = ("red", x.shape, axis % x.ndim) if x.shape is not None else None
+        if dims is not None and -x.ndim <= axis < x.ndim:
+            return array_kind(Cat.ARRAY, dtype, dims[:axis % x.ndim] + dims[axis % x.ndim + 1:], shape)
         return Kind(Cat.ARRAY, dtype, x.ndim - 1, shape)
     return UNKNOWN
 
@@ -92,7 +125,12 @@ def _kind_fact(key) -> ResultKind | None:
 
 def _transposed(x):
     if x.cat is Cat.ARRAY and x.ndim is not None:
-        return x if x.ndim <= 1 else Kind(Cat.ARRAY, x.dtype, x.ndim, ("T", x.shape) if x.shape else None)
+        if x.ndim <= 1:
+            return x
+        shape = ("T", x.shape) if x.shape else None
+        dims = x.dimensions
+        return array_kind(Cat.ARRAY, x.dtype, dims[::-1], shape) if dims is not None else \
+            Kind(Cat.ARRAY, x.dtype, x.ndim, shape)
     return UNKNOWN
 
 
@@ -155,6 +193,13 @@ class Operations:
             return self._call(op, rhs, env)
         if isinstance(rhs, ast.Attribute) and op is not None and op.rule is not None and op.rule.key == ".T":
             return _transposed(self._atom(rhs.value, env))
+        kind = _kind_fact(op.rule.key) if isinstance(rhs, ast.Attribute) and op is not None and op.rule is not None \
+            else None
+        if kind in (ResultKind.INT, ResultKind.SHAPE):     # an array's `.size`, `.ndim`, `.shape`: ints
+            x = self._atom(rhs.value, env)
+            if x.cat is not Cat.ARRAY or x.ndim is None:
+                return UNKNOWN
+            return Kind(Cat.TUPLE, elts=(_PY["int"],) * x.ndim) if kind is ResultKind.SHAPE else _PY["int"]
         return UNKNOWN
 
     def _index_int(self, node, env):
@@ -168,9 +213,10 @@ class Operations:
         return k.cat is Cat.PY and k.dtype == "l"
 
     def _subscript(self, x, sl, env):
-        if x.cat is Cat.TUPLE and x.elts is not None and isinstance(sl, ast.Constant) and type(sl.value) is int \
-                and -len(x.elts) <= sl.value < len(x.elts):
-            return x.elts[sl.value]
+        k = -sl.operand.value if isinstance(sl, ast.UnaryOp) and isinstance(sl.op, ast.USub) and \
+            isinstance(sl.operand, ast.Constant) else getattr(sl, "value", None)      # `t[-1]` too
+        if x.cat is Cat.TUPLE and x.elts is not None and type(k) is int and -len(x.elts) <= k < len(x.elts):
+            return x.elts[k]
         if x.cat is Cat.LIST and x.item is not None and x.item is not NOTHING and self._index_int(sl, env):
             return x.item
         if x.cat is not Cat.ARRAY or x.ndim is None:
@@ -180,10 +226,12 @@ class Operations:
                for i in items):
             return UNKNOWN
         n_int = 0
+        kept = []       # per item: the class of the axis it keeps (a whole axis `:`), None (a part), or dropped
         for i in items:
             if self._index_int(i, env):
                 n_int += 1
             elif isinstance(i, ast.Slice) and all(p is None or self._index_int(p, env) for p in (i.lower, i.upper, i.step)):
+                kept.append(len(kept) + n_int if i.lower is None and i.upper is None and i.step is None else None)
                 continue
             else:
                 return UNKNOWN
@@ -194,6 +242,10 @@ class Operations:
             return _scalar(Cat.NP, x.dtype)
         constant = all(_const(n) for i in items for n in ast.walk(i) if isinstance(n, (ast.Name, ast.Constant)))
         shape = ("[]", x.shape, ast.dump(sl)) if constant and x.shape is not None else None
+        dims = x.dimensions
+        if dims is not None:    # an int drops its axis, whatever its value; `:` keeps the axis' class
+            return array_kind(Cat.ARRAY, x.dtype, tuple(None if a is None else dims[a] for a in kept) + dims[len(items):],
+                              shape)
         return Kind(Cat.ARRAY, x.dtype, ndim, shape)
 
     def _x(self, op, call, env):
@@ -235,7 +287,7 @@ class Operations:
                     return UNKNOWN
                 out = next((t[3:] for t in key.types if t.startswith("d->")), None)
                 dtype = out if x.dtype in _REAL and out and len(out) == 1 else None
-                return Kind(Cat.NP if x.ndim == 0 else x.cat, dtype, x.ndim, x.shape)
+                return Kind(Cat.NP if x.ndim == 0 else x.cat, dtype, x.ndim, x.shape, dims=x.dims)
             if key.nin == 2 and len(call.args) == 2 and rule.broadcast:    # elementwise, broadcasting
                 return broadcast(self._atom(call.args[0], env), self._atom(call.args[1], env))
             return UNKNOWN
@@ -245,9 +297,15 @@ class Operations:
             item = xs.item if xs.cat is Cat.LIST else None
             if item is None or item is NOTHING or not item.dense or item.ndim is None:
                 return UNKNOWN
-            if kind is ResultKind.JOINED:
-                return Kind(Cat.ARRAY, item.dtype, item.ndim, None) if item.ndim >= 1 else UNKNOWN
-            return Kind(Cat.ARRAY, item.dtype if item.dtype in ("d", "f") else None, item.ndim + 1, None)
+            dims = item.dimensions if item.ndim else ()
+            if kind is ResultKind.JOINED:     # the joined axis' length is not sure, the others' are
+                if item.ndim < 1:
+                    return UNKNOWN
+                return array_kind(Cat.ARRAY, item.dtype, (None,) + dims[1:]) if dims is not None else \
+                    Kind(Cat.ARRAY, item.dtype, item.ndim, None)
+            dtype = item.dtype if item.dtype in ("d", "f") else None     # stacked: a new first axis
+            return array_kind(Cat.ARRAY, dtype, (None,) + tuple(dims)) if dims is not None else \
+                Kind(Cat.ARRAY, dtype, item.ndim + 1, None)
         if kind is ResultKind.MATMUL:
             b = [op.bound.get(p) for p in ("x", "y")]
             if not call.keywords and all(isinstance(a, ast.AST) for a in b):

@@ -3,8 +3,9 @@
 `y = g(a, b)` with g a user function: g is run through the front of the pipeline and the kinds
 pass with the arguments' kinds (signature.call_kinds, as g's own derivation gets them), and the
 kind g returns is brought back into the caller's terms: a shape token that is one of g's
-parameters' becomes the caller's token of that argument, any other token of g's is dropped (not
-sure in the caller). A tuple returned keeps its elements' kinds, so `h, c = g(...)` knows both.
+parameters' becomes the caller's token of that argument, a token of dimension classes (the
+call's signature's, lattice.dims_token) stays, any other token of g's is dropped (not sure in
+the caller). A tuple returned keeps its elements' kinds, so `h, c = g(...)` knows both.
 
 Depth-limited (a call chain deeper than _DEPTH, or a recursion, gives UNKNOWN) and memoised per
 (function, argument kinds) for the duration of one outermost analysis. Anything that fails
@@ -19,7 +20,7 @@ from ...frontend.fence import fence
 from ...frontend.normalize import normalize
 from ...frontend.parse import parse_function
 from ..compile import is_generated
-from .lattice import UNKNOWN, Kind
+from .lattice import UNKNOWN, Kind, is_dims
 from .signature import call_kinds
 
 _DEPTH = 4
@@ -85,7 +86,7 @@ def _outward(k, back):
     """k with the callee's shape tokens in the caller's terms (see the module docstring)."""
     if k is None or k.cat is None:
         return k
-    shape = k.shape if k.shape in (None, ()) else back.get(k.shape)
+    shape = k.shape if k.shape in (None, ()) or is_dims(k.shape) else back.get(k.shape)
     item = _outward(k.item, back) if k.item is not None else None
     elts = tuple(_outward(e, back) for e in k.elts) if k.elts is not None else None
-    return Kind(k.cat, k.dtype, k.ndim, shape, item, elts)
+    return Kind(k.cat, k.dtype, k.ndim, shape, item, elts, k.dims)     # (dimension classes: the call's own)

@@ -6,7 +6,8 @@ import inspect
 import numpy as np
 import scipy.sparse as sp
 
-from .lattice import _PY, UNKNOWN, Cat, Kind
+from ...inputs import dim_classes
+from .lattice import _PY, UNKNOWN, Cat, Kind, dims_token, is_dims
 
 
 _SIMPLE = {float: "float", int: "int", bool: "bool"}
@@ -33,9 +34,12 @@ def _arg_key(a):
 
 
 def signature(args, kwargs: dict | None = None) -> tuple:
-    """The abstract signature of a call: one key per argument (keywords sorted by name)."""
-    return (tuple([_arg_key(a) for a in args]),
-            tuple(sorted([(k, _arg_key(v)) for k, v in kwargs.items()])) if kwargs else ())
+    """The abstract signature of a call: one key per argument (keywords sorted by name), and when
+    an argument is an array, the classes of equal dimensions of the arrays (inputs.dim_classes:
+    positional arguments, then keywords by name), which prove shapes equal in the derivative."""
+    kw = tuple(sorted([(k, _arg_key(v)) for k, v in kwargs.items()])) if kwargs else ()
+    dims = dim_classes(list(args) + [kwargs[k] for k, _ in kw]) if kwargs else dim_classes(args)
+    return (tuple([_arg_key(a) for a in args]), kw) if dims is None else (tuple([_arg_key(a) for a in args]), kw, dims)
 
 
 def param_kinds(func, sig: tuple | None) -> dict[str, Kind]:
@@ -48,18 +52,28 @@ def param_kinds(func, sig: tuple | None) -> dict[str, Kind]:
         return {}
     out = {}
     pos, kws = sig[0], dict(sig[1])
+    dims = sig[2] if len(sig) > 2 else ()
+    dims_of = dict(zip([n for n, _ in sig[1]], dims[len(pos):]))
     k = 0
     for p in params:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             return {}
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and k < len(pos):
-            out[p.name] = _of_key(pos[k], p.name)
+            out[p.name] = _with_dims(_of_key(pos[k], p.name), dims[k] if k < len(dims) else None)
             k += 1
         elif p.name in kws:
-            out[p.name] = _of_key(kws[p.name], p.name)
+            out[p.name] = _with_dims(_of_key(kws[p.name], p.name), dims_of.get(p.name))
         elif p.default is not p.empty:
             out[p.name] = _of_key(_arg_key(p.default), p.name)
     return out
+
+
+def _with_dims(k, dims):
+    """k (an array parameter's kind) with the shape its dimension classes give: a token that other
+    arrays of the same classes share (lattice.dims_token)."""
+    if dims is None or k.cat is not Cat.ARRAY or k.ndim != len(dims):
+        return k
+    return Kind(k.cat, k.dtype, k.ndim, dims_token(dims))
 
 
 def _of_key(key, name):
@@ -94,11 +108,13 @@ def call_kinds(params, kinds):
         if k.cat is None:
             continue
         shape = k.shape
-        if shape is not None and shape != ():
+        if is_dims(shape):
+            pass        # the call's dimension classes: the same in the callee (not renamed)
+        elif shape is not None and shape != ():
             shape = rename.setdefault(shape, ("param", p))
         elif shape is None and k.cat == "array" and k.ndim is not None:
             shape = ("param", p)        # its own shape at entry, as a top-level parameter's
-        out.append((p, Kind(k.cat, k.dtype, k.ndim, shape, _tokenless(k.item))))
+        out.append((p, Kind(k.cat, k.dtype, k.ndim, shape, _tokenless(k.item), dims=k.dims if not is_dims(shape) else None)))
     return tuple(out) or None
 
 
@@ -115,4 +131,5 @@ def _tokenless(k):
     """k (a list's items) without the caller's shape tokens, its own items' and elements' too."""
     if k is None or k.cat is None:
         return k
-    return Kind(k.cat, k.dtype, k.ndim, k.shape if k.shape == () else None, _tokenless(k.item))
+    return Kind(k.cat, k.dtype, k.ndim, k.shape if k.shape == () or is_dims(k.shape) else None, _tokenless(k.item),
+                dims=k.dims)

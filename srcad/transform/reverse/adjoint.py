@@ -71,7 +71,7 @@ class AdjointStatements:
                 self.bars[(v, "g")] = g
                 self.bar_of[g] = v
                 code.append(assign(g, N(b)))
-                self._set_own(g, (Own.FULL, self.own[b][1]) if b in self.own else None)
+                self._set_own(g, (Own.FULL, self.own[b][1]) if b in self.own and self.own[b][0] != Own.LIST else None)
                 ans = v
                 if op.rule is not None and op.rule.needs_ans:
                     ans = self.bars.setdefault((v, "ans"), self.namer.fresh(v + "_out"))
@@ -151,6 +151,9 @@ class AdjointStatements:
             expr = self._shape_reads(self._with_fill(op, g, expr), op)
             fused = instantiate(op.rule.accumulate, mapping) if op.rule.accumulate is not None else None
             item = self._number_item(op, n) if op.rule.key == "op:Subscript" else None
+            tup = self._tuple_item(op, n) if op.rule.key == "op:Subscript" and not self.check_numerics else None
+            if tup is not None and self.contribute_item(code, live, n, g, *tup):
+                continue
             first = self.bar(n) not in live
             self.contribute(code, live, n, N(g) if item is not None else expr, fused, item)
             if first and item is None and fused is None:

@@ -23,6 +23,8 @@ class Own(StrEnum):
     """What is known of the array a cotangent name holds (with its shape token, in `Reverse.own`)."""
     OWNED = "owned"     # a new array of the value's shape that only this name holds: updated in place
     FULL = "full"       # an array of the value's shape, which another name may hold too
+    LIST = "list"       # a list this cotangent alone holds, one cotangent per item of a tuple
+    #                     (shape ("list", n, the slots written))
 
 
 
@@ -159,7 +161,7 @@ class Ownership:
         if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
             for a, b in ((e.left, e.right), (e.right, e.left)):
                 if self._full(a, shape) and (self._full(b, shape) or self._rank0(b) or
-                                             self._operand_within(b, shape)):
+                                             self._operand_within(b, shape) or self._bar_within(b, shape)):
                     return True
             return False
         if is_rt_call(e, "unbroadcast") and len(e.args) == 2 and isinstance(e.args[1], ast.Name):
@@ -185,7 +187,7 @@ class Ownership:
         with a known array, NumPy calls on one, rt.unbroadcast of one, a cotangent known one."""
         if isinstance(e, ast.Name):
             if e.id in self.bar_of:
-                return e.id in self.arrays or e.id in self.own
+                return e.id in self.arrays or self.own.get(e.id, (None,))[0] in (Own.OWNED, Own.FULL)
             return self.kinds is not None and self.current is not None and self._kind_here(e.id).cat is Cat.ARRAY
         if isinstance(e, ast.Attribute) and e.attr == "T":
             return self._known_array(e.value)
@@ -212,6 +214,47 @@ class Ownership:
         op = self.an.op(st)
         return any(isinstance(a, ast.Name) and a.id == e.id for a in op.bound.values())
 
+    def contribute_item(self, code, live, v, g, k, n):
+        """Add g, the cotangent of v[k], to v's (a tuple of n known dense items, k a constant):
+        first a list literal of the items' cotangents, `[0.0, g]`, then `v_bar[k] = g` into a slot
+        still zero, `v_bar[k] = rt.add(v_bar[k], g)` into one written, while v_bar is that list (the
+        facts in `own`: the slots written, on every path); else False (the general index_vjp / add_at)."""
+        b = self.bar(v)
+        s = self.own.get(b)
+        if b in live and not (s is not None and s[0] == Own.LIST and s[1][1] == n):
+            return False
+        self.filled.pop(b, None)
+        self.arrays.discard(b)
+        if b not in live:
+            items = [ast.Constant(0.0)] * n
+            items[k] = N(g)
+            code.append(assign(b, ast.List(items, ast.Load())))
+            live.add(b)
+            written = frozenset([k])
+        else:
+            written = s[1][2]
+            at = ast.Subscript(N(b), ast.Constant(k), ast.Load())
+            code.append(ast.Assign([ast.Subscript(N(b), ast.Constant(k), ast.Store())],
+                                   rt("add", at, N(g)) if k in written else N(g)))
+            written = written | {k}
+        self.own[b] = (Own.LIST, ("list", n, written))
+        return True
+
+    def _bar_within(self, e, shape):
+        """Is e the cotangent of a value of `shape` at the current statement (the versions before
+        and after it both)? A cotangent is an array of its value's shape or smaller (the symbolic
+        zero, a scalar seed that stands for itself broadcast), so it broadcasts into `shape`."""
+        v = self.bar_of.get(e.id) if isinstance(e, ast.Name) else None
+        st = self.current
+        if v is None or shape is None or st is None:
+            return False
+        kinds = [self.kinds.before(st, v)] if self.kinds.bound_before(st, v) else []
+        if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name) and st.targets[0].id == v:
+            kinds.append(self.kinds.result(st))
+        elif not kinds:
+            return False
+        return all(k.dense and k.shape == shape for k in kinds)
+
     def _rank0(self, e):
         if isinstance(e, (ast.BinOp,)):
             return self._rank0(e.left) and self._rank0(e.right)
@@ -224,6 +267,11 @@ class Ownership:
         `where` of the compound statement st), an owned array of zeros instead."""
         v = self.bar_of.get(b)
         self.filled.pop(b, None)
+        n = self._tuple_len(v, st, where) if v is not None and st is not None else None
+        if n is not None:       # a tuple of known dense items: a list of their (zero) cotangents
+            self.own[b] = (Own.LIST, ("list", n, frozenset()))
+            self.arrays.discard(b)
+            return assign(b, ast.List([ast.Constant(0.0) for _ in range(n)], ast.Load()))
         kind = self._buffer_kind(v, st, where) if v is not None and st is not None else None
         if kind is not None:
             self.own[b] = (Own.OWNED, kind.shape)
@@ -246,8 +294,13 @@ def _fresh(e):
 
 def _meet(a, b):
     """The ownership facts that hold on both paths."""
-    return {k: (Own.OWNED if v[0] == b[k][0] == Own.OWNED else Own.FULL, v[1]) for k, v in a.items()
-            if k in b and b[k][1] == v[1]}
+    out = {k: (v[0] if v[0] == b[k][0] else Own.FULL, v[1]) for k, v in a.items()
+           if k in b and b[k][1] == v[1]}
+    for k, v in a.items():      # a tuple's cotangent list on both paths: a slot written on either may be nonzero
+        w = b.get(k)
+        if v[0] == Own.LIST and w is not None and w[0] == Own.LIST and w[1][1] == v[1][1]:
+            out[k] = (Own.LIST, ("list", v[1][1], v[1][2] | w[1][2]))
+    return out
 
 
 def _zeros_like(v, kind):

@@ -31,6 +31,26 @@ class Plain:
         res = self.kinds.result(op.node)
         return idx if ok and res.dense and res.dtype == "d" and res.ndim == kind.ndim - 1 else None
 
+    def _tuple_item(self, op, n):
+        """(k, len) for `y = n[k]` reading item k (a constant) of a tuple n whose items' kinds are
+        known float64 numbers or arrays (their cotangents: such values or the zero), else None."""
+        if self.kinds is None or not isinstance(op.bound.get("x"), ast.Name) or op.bound["x"].id != n:
+            return None
+        idx, t = op.bound.get("idx"), self.kinds.before(op.node, n)
+        k = -idx.operand.value if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub) and \
+            isinstance(idx.operand, ast.Constant) else getattr(idx, "value", None)
+        if not _dense_tuple(t) or type(k) is not int or not -len(t.elts) <= k < len(t.elts):
+            return None
+        return k % len(t.elts), len(t.elts)
+
+    def _tuple_len(self, v, st, where):
+        """The length of v (at the point `where` of st) when it is a tuple of known float64 numbers
+        or arrays (its cotangent may be a list of theirs), else None."""
+        if self.kinds is None or not self.buffers:
+            return None
+        t = self.kinds.exit(st, v) if where == "exit" else self.kinds.before(st, v)
+        return len(t.elts) if _dense_tuple(t) else None
+
     def _int_expr(self, st, e):
         """Is e (before st) sure to be a Python int: an int constant, an int name, or `+ - * // %`
         of such (`2 * k + 1`)?"""
@@ -150,6 +170,10 @@ class Plain:
         if self.kinds is None:
             return None
         return lambda name: self.kinds.before(op.node, name)
+
+
+def _dense_tuple(t):
+    return t.cat is Cat.TUPLE and t.elts is not None and all(e.dense and e.dtype == "d" for e in t.elts)
 
 
 def _kind_of(key) -> ResultKind | None:

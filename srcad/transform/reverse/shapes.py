@@ -24,6 +24,7 @@ from ... import runtime as runtime_helpers
 from ...rules.registry import facts
 from ...syntax import N, assign, ast_copy, is_rt_call, rt
 from ..kinds import Cat
+from ..kinds.lattice import is_dims
 
 class ShapeReads:
     """Shape-only reads marked while the adjoint is written, re-pointed once it is: methods of the
@@ -156,7 +157,7 @@ class ShapeReads:
         user = {m.id for m in ast.walk(self.parsed.tree) if isinstance(m, ast.Name)}
         kept = sorted((n for n in steady if n in self.params or n in reads), key=lambda n: n not in user)
         for node in marked:
-            if node.id in reads:
+            if node.id in reads or node.id in kept:      # (a kept value lends its own shape)
                 continue
             sub = next((n for n in kept if steady[n] == node.srcad_kind), None)
             if sub is not None:
@@ -169,6 +170,16 @@ class ShapeReads:
         sub = next((n for n in kept if steady[n].shape == token), None)
         if sub is not None:
             return ast.Attribute(N(sub), "shape", ast.Load())
+        if is_dims(token):      # each axis' class from a kept value that has it (class 1: size one)
+            parts = []
+            for d in token[1:]:
+                src = None if d == 1 else next(((n, ax) for n in kept for ax, c in enumerate(steady[n].dimensions or ())
+                                                if c == d), None)
+                if d != 1 and src is None:
+                    return None
+                parts.append(ast.Constant(1) if d == 1 else
+                             ast.Subscript(ast.Attribute(N(src[0]), "shape", ast.Load()), ast.Constant(src[1]), ast.Load()))
+            return ast.Tuple(parts, ast.Load())
         if depth < 3 and isinstance(token, tuple) and len(token) == 3 and token[0] == "bc":
             a, b = (self._shape_expr(t, steady, kept, depth + 1) for t in token[1:])
             if a is not None and b is not None:
@@ -183,10 +194,15 @@ class _ShapeWriter(ast.NodeTransformer):
     def __init__(self, rev, steady, kept, reads):
         self.rev, self.steady, self.kept, self.reads = rev, steady, kept, reads
 
-    def _shape(self, e):
+    def _shape(self, e, like=False):
+        """The shape of the marked float64 array e, written from its token (None: not known); for a
+        `*_like` constructor also e's own `.shape` where e is kept anyway (np.zeros(x.shape) is
+        np.zeros_like(x) for a float64 ndarray, without NumPy's Python-level wrapper)."""
         k = getattr(e, "srcad_kind", None)
-        if k is None or e.id in self.reads or e.id in self.kept or k.dtype != "d" or k.cat is not Cat.ARRAY:
+        if k is None or k.dtype != "d" or k.cat is not Cat.ARRAY:
             return None
+        if e.id in self.reads or e.id in self.kept:
+            return ast.Attribute(N(e.id), "shape", ast.Load()) if like else None
         return self.rev._shape_expr(k.shape, self.steady, self.kept)
 
     def visit_Call(self, node):
@@ -194,7 +210,7 @@ class _ShapeWriter(ast.NodeTransformer):
         f = node.func
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" and \
                 f.attr.endswith("_like") and node.args and not node.keywords:
-            s = self._shape(node.args[0])
+            s = self._shape(node.args[0], like=True)
             make = f.attr[:-len("_like")]       # np.zeros_like(x) -> np.zeros(shape), full_like -> full
             if s is not None and hasattr(np, make):
                 dtype = [ast.keyword("dtype", ast.Constant("d"))] if len(node.args) > 1 else []
