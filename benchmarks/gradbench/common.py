@@ -35,9 +35,9 @@ def jax_module(threads=None):
     may run on (measured with JAX 0.10.2: XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
     intra_op_parallelism_threads=1" still spread one jitted matmul over 3 threads; the affinity cut
     it to one). So with `threads` given, the backend is started while the process's affinity is cut
-    to that many CPUs, and then every thread's affinity is restored (the pool's threads too: left
-    pinned to CPU 0, a call waited for that one core under load, 3-6 ms instead of 0.2 ms on lse):
-    the pool keeps that many threads, and every tool may run on every core. The count is fixed for the life of the process
+    to that many CPUs, and then every thread's affinity is restored (the pool's threads too: a new
+    thread inherits its creator's mask): the pool keeps that many threads, and every tool may run
+    on every core. The count is fixed for the life of the process
     (`jax_threads()` says which)."""
     if not _JAX:
         try:
