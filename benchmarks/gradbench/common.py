@@ -9,8 +9,13 @@ Every problem module defines:
     srcad_derivative()     a callable(*a) -> the derivative GradBench asks for, through srcad's API
     autograd_derivative()  the same through HIPS autograd (an autograd.numpy spelling), or None
     torch_derivative()     the same through PyTorch eager, or None
+    jax_derivative()       the same through JAX, the whole derivative under jax.jit in float64, or None
+                           (JAX not installed); takes and returns NumPy arrays (scipy sparse for ba)
     fd_check(a, d)         the worst relative error of d against central finite differences
 """
+import contextlib
+import os
+
 import numpy as np
 
 try:
@@ -20,6 +25,53 @@ except ImportError:          # optional peer
     autograd = anp = None
 
 _TORCH = []
+_JAX = []
+
+
+def jax_module(threads=None):
+    """JAX with float64 enabled, imported on first use, or None when it is not installed.
+
+    XLA's CPU client sizes its thread pool once, when the backend starts, from the CPUs the process
+    may run on (measured with JAX 0.10.2: XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
+    intra_op_parallelism_threads=1" still spread one jitted matmul over 3 threads; the affinity cut
+    it to one). So with `threads` given, the backend is started while the process's affinity is cut
+    to that many CPUs, and then every thread's affinity is restored (the pool's threads too: a new
+    thread inherits its creator's mask): the pool keeps that many threads, and every tool may run
+    on every core. The count is fixed for the life of the process
+    (`jax_threads()` says which)."""
+    if not _JAX:
+        try:
+            import jax
+        except ImportError:      # optional peer
+            _JAX.append(None)
+            return None
+        jax.config.update("jax_enable_x64", True)
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        if threads and cpus and threads < len(cpus):
+            os.sched_setaffinity(0, sorted(cpus)[:threads])
+            try:
+                jax.jit(lambda v: v + 1.0)(np.ones(2)).block_until_ready()   # starts the CPU backend
+            finally:          # every thread, the pool's too (a new thread inherits its creator's mask)
+                for tid in os.listdir("/proc/self/task"):
+                    with contextlib.suppress(OSError):
+                        os.sched_setaffinity(int(tid), cpus)
+        else:
+            threads = len(cpus) if cpus else os.cpu_count()
+        _JAX.append(jax)
+        _JAX.append(threads)
+    return _JAX[0]
+
+
+def jax_threads():
+    """How many threads XLA's CPU pool was started with (None: JAX not started or not installed)."""
+    return _JAX[1] if len(_JAX) > 1 else None
+
+
+def to_numpy(out):
+    """A JAX result (array or tuple of arrays) as NumPy arrays; waits for the computation."""
+    if isinstance(out, tuple):
+        return tuple(np.asarray(o) for o in out)
+    return np.asarray(out)
 
 
 def torch_module():
@@ -35,6 +87,10 @@ def torch_module():
 
 
 def rel_err(a, b):
+    if hasattr(a, "tocsr") or hasattr(b, "tocsr"):        # scipy sparse: never densified
+        diff = abs(a - b)
+        big = abs(b).max() if hasattr(b, "tocsr") else np.max(np.abs(b))
+        return float(diff.max() / max(1.0, float(big)))
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b)))))
 

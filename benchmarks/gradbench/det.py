@@ -4,7 +4,7 @@ in [0, 1), ell from 5 to 11)."""
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": 3, "quick": [5], "full": [6, 7]}
 
@@ -94,6 +94,27 @@ def torch_derivative():
         return At.grad.numpy()
     return d
 
+
+def jax_derivative():
+    """Expansion by minors with each level of the recursion as one batch: the minors of all r x r
+    matrices of a level, (B, r, r) -> (B r, r-1, r-1), down to 1 x 1 (the same products and sums as
+    `det`, in whole-array operations). The recursion traced call by call, as `det` is written, took
+    91 s to compile at ell=5 (325 calls; load 14), and ell=7 has 8,660 calls."""
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def bdet(M):
+        B, r = M.shape[0], M.shape[1]
+        if r == 1:
+            return M[:, 0, 0]
+        keep = np.array([[c for c in range(r) if c != j] for j in range(r)])        # (r, r-1)
+        minors = jnp.transpose(M[:, 1:, :][:, :, keep], (0, 2, 1, 3)).reshape(B * r, r - 1, r - 1)
+        signs = np.where(np.arange(r) % 2 == 0, 1.0, -1.0)
+        return jnp.sum(signs * M[:, 0, :] * bdet(minors).reshape(B, r), axis=1)
+    g = jax.jit(jax.grad(lambda A: bdet(A[None])[0]))
+    return lambda A: to_numpy(g(A))
 
 def fd_check(args, g):
     (A,) = args

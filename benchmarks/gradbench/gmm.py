@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import gammaln
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": (3, 4, 20), "quick": [(8, 10, 1000)], "full": [(16, 25, 1000), (64, 100, 1000)]}
 
@@ -123,6 +123,43 @@ def torch_derivative():
         prior = (0.5 * gamma * gamma * ((q_diag * q_diag).sum(1) + (ic[:, dd:] ** 2).sum(1)) - m * sum_qs).sum()
         (value + prior).backward()
         return a.grad.numpy(), mu.grad.numpy(), ic.grad.numpy()
+    return d
+
+
+def jax_derivative():
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+    from jax.scipy.special import gammaln as jgammaln
+
+    def jlse(v, axis=None):
+        mx = jnp.max(v, axis=axis, keepdims=True)
+        return jnp.squeeze(mx, axis=axis) + jnp.log(jnp.sum(jnp.exp(v - mx), axis=axis))
+
+    def f(alphas, means, icf, x, gamma, m):
+        n, d = x.shape
+        k = alphas.shape[0]
+        log_diag = icf[:, :d]
+        q_diag = jnp.exp(log_diag)
+        sum_qs = jnp.sum(log_diag, axis=1)
+        rows, cols = lower_index(d)
+        L = jnp.zeros((k, d, d)).at[:, rows, cols].set(icf[:, d:])
+        xc = x[None, :, :] - means[:, None, :]
+        Lx = q_diag[:, None, :] * xc + xc @ jnp.transpose(L, (0, 2, 1))
+        sqsum = jnp.sum(Lx * Lx, axis=2)
+        inner = alphas[:, None] + sum_qs[:, None] - 0.5 * sqsum
+        value = -n * d * 0.5 * np.log(2 * np.pi) + jnp.sum(jlse(inner, axis=0)) - n * jlse(alphas)
+        dof = d + m + 1
+        prior = jnp.sum(0.5 * gamma * gamma * (jnp.sum(q_diag * q_diag, axis=1) + jnp.sum(icf[:, d:] ** 2, axis=1))
+                        - m * sum_qs)
+        prior_const = (dof * d * (np.log(gamma) - 0.5 * np.log(2)) - 0.25 * d * (d - 1) * np.log(np.pi)
+                       - jnp.sum(jgammaln(0.5 * dof + 0.5 * (1 - jnp.arange(1, d + 1)))))
+        return value + prior - k * prior_const
+    g = jax.jit(jax.grad(f, argnums=(0, 1, 2)), static_argnums=(4, 5))    # gamma, m: Python numbers
+
+    def d(alphas, means, icf, x, gamma, m):
+        return to_numpy(tuple(g(alphas, means, icf, x, gamma, m)))
     return d
 
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import autograd, torch_module
+from benchmarks.gradbench.common import autograd, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": 1, "quick": [1], "full": [1]}
 
@@ -37,6 +37,14 @@ def torch_derivative():
         (t * t).backward()
         return t.grad.numpy()
     return d
+
+
+def jax_derivative():
+    jax = jax_module()
+    if jax is None:
+        return None
+    g = jax.jit(jax.grad(lambda x: x * x))
+    return lambda x: to_numpy(g(x))
 
 
 def fd_check(args, d):

@@ -8,7 +8,7 @@ skinning weights over the bones, and points = the model posed by a random theta 
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_jacobian_columns, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_jacobian_columns, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": 10, "quick": [100], "full": [1600, 12800]}
 N_BONES, N_VERTS = 22, 544
@@ -182,6 +182,65 @@ def torch_derivative():
         return torch.autograd.functional.jacobian(f, torch.from_numpy(theta), vectorize=True,
                                                   strategy="forward-mode").numpy()
     return d
+
+
+def jax_derivative():
+    """The same model in jax.numpy, the Jacobian by jax.jacfwd (26 forward directions, the mode srcad
+    and the PyTorch peer use) under jax.jit. The angle-axis rotation's `if n < 1e-4` is a
+    jnp.where on a guarded norm (a traced value cannot steer Python's `if`)."""
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def euler(a):
+        tx, ty, tz = a[0], a[2], a[1]
+        one, zero = jnp.ones(()), jnp.zeros(())
+        Rx = jnp.stack([jnp.stack([one, zero, zero]), jnp.stack([zero, jnp.cos(tx), -jnp.sin(tx)]),
+                        jnp.stack([zero, jnp.sin(tx), jnp.cos(tx)])])
+        Ry = jnp.stack([jnp.stack([jnp.cos(ty), zero, jnp.sin(ty)]), jnp.stack([zero, one, zero]),
+                        jnp.stack([-jnp.sin(ty), zero, jnp.cos(ty)])])
+        Rz = jnp.stack([jnp.stack([jnp.cos(tz), -jnp.sin(tz), zero]), jnp.stack([jnp.sin(tz), jnp.cos(tz), zero]),
+                        jnp.stack([zero, zero, one])])
+        return Rz @ Ry @ Rx
+
+    def angle_axis(aa):
+        n2 = jnp.sum(aa * aa)
+        tiny = n2 < 1e-8
+        n = jnp.sqrt(jnp.where(tiny, 1.0, n2))
+        x, y, z = aa[0] / n, aa[1] / n, aa[2] / n
+        s, c = jnp.sin(n), jnp.cos(n)
+        R = jnp.stack([jnp.stack([x * x + (1 - x * x) * c, x * y * (1 - c) - z * s, x * z * (1 - c) + y * s]),
+                       jnp.stack([x * y * (1 - c) + z * s, y * y + (1 - y * y) * c, y * z * (1 - c) - x * s]),
+                       jnp.stack([x * z * (1 - c) - y * s, z * y * (1 - c) + x * s, z * z + (1 - z * z) * c])])
+        return jnp.where(tiny, jnp.eye(3), R)
+
+    def f(theta, base_relatives, inverse_base_absolutes, base_positions, weights, correspondences, points):
+        pose = jnp.zeros((N_BONES + 3, 3))
+        pose = pose.at[0].set(theta[0:3]).at[1].set(jnp.ones(3)).at[2].set(theta[3:6])
+        i_theta, i_pose = 6, 5
+        for finger in range(5):
+            for joint in range(3):
+                pose = pose.at[i_pose, 0].set(theta[i_theta])
+                i_theta += 1
+                if joint == 0:
+                    pose = pose.at[i_pose, 1].set(theta[i_theta])
+                    i_theta += 1
+                i_pose += 1
+            i_pose += 1
+        last = jnp.array([[0.0, 0.0, 0.0, 1.0]])
+        absolutes = []
+        for i in range(N_BONES):
+            T = jnp.concatenate([jnp.concatenate([euler(pose[i + 3]), jnp.zeros((3, 1))], axis=1), last])
+            relative = base_relatives[i] @ T
+            absolutes.append(relative if PARENTS[i] < 0 else absolutes[PARENTS[i]] @ relative)
+        moved = (jnp.stack(absolutes) @ inverse_base_absolutes) @ base_positions
+        positions = jnp.sum(moved[:, :3, :] * weights[:, None, :], axis=0)
+        R = angle_axis(pose[0]) * pose[1][None, :]
+        vertices = R @ positions + pose[2][:, None]
+        return (points - vertices[:, correspondences]).ravel()
+    jac = jax.jit(jax.jacfwd(f))
+    return lambda *args: to_numpy(jac(*args))
 
 
 def fd_check(args, J):

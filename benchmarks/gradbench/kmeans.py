@@ -5,7 +5,7 @@ the centroids the last k points, k in {10, 100, 1000}, n in {10^3, 10^4, 10^5}, 
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": (3, 30, 2), "quick": [(10, 1000, 8)], "full": [(100, 10_000, 8), (1000, 10_000, 8)]}
 
@@ -64,6 +64,25 @@ def torch_derivative():
         (H,) = torch.autograd.grad(J, Ct, torch.ones_like(Ct))
         return (J / H).detach().numpy()
     return direction
+
+
+def jax_derivative():
+    """J / H by forward over reverse (jax.jvp of jax.grad along ones: the gradient and the Hessian's
+    diagonal in one sweep, as srcad's)."""
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def f(P, C):
+        dist = jnp.sum(P * P, axis=1)[:, None] - 2.0 * P @ C.T + jnp.sum(C * C, axis=1)[None, :]
+        return jnp.sum(jnp.min(dist, axis=1))
+
+    @jax.jit
+    def direction(P, C):
+        J, H = jax.jvp(lambda c: jax.grad(f, argnums=1)(P, c), (C,), (jnp.ones_like(C),))
+        return J / H
+    return lambda P, C: to_numpy(direction(P, C))
 
 
 def fd_check(args, d):

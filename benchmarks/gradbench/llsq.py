@@ -4,7 +4,7 @@ x uniform in [0, 1))."""
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": (6, 16), "quick": [(128, 1024)], "full": [(128, 1024), (128, 16392)]}
 
@@ -55,6 +55,21 @@ def torch_derivative():
         (0.5 * torch.sum(r * r)).backward()
         return xt.grad.numpy()
     return d
+
+
+def jax_derivative():
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def f(x, n):
+        t = jnp.linspace(-1.0, 1.0, n)
+        powers = t[:, None] ** jnp.arange(x.shape[0], dtype=jnp.float64)[None, :]
+        r = jnp.sign(t) - powers @ x
+        return 0.5 * jnp.sum(r * r)
+    g = jax.jit(jax.grad(f), static_argnums=1)        # n fixes the shapes
+    return lambda x, n: to_numpy(g(x, n))
 
 
 def fd_check(args, g):

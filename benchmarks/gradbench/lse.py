@@ -3,7 +3,7 @@ n from 2,500 to 1,280,000)."""
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": 20, "quick": [10_000], "full": [10_000, 1_280_000]}
 
@@ -46,6 +46,19 @@ def torch_derivative():
         (m + torch.log(torch.sum(torch.exp(t - m)))).backward()
         return t.grad.numpy()
     return d
+
+
+def jax_derivative():
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def f(x):
+        m = jnp.max(x)
+        return m + jnp.log(jnp.sum(jnp.exp(x - m)))
+    g = jax.jit(jax.grad(f))
+    return lambda x: to_numpy(g(x))
 
 
 def fd_check(args, g):

@@ -4,7 +4,7 @@ main and extra parameters (GradBench evals/lstm, after ADBench: l in {2, 4} laye
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": (1, 4, 3), "quick": [(2, 64, 14)], "full": [(2, 1024, 14), (4, 1024, 14)]}
 
@@ -113,6 +113,37 @@ def torch_derivative():
         (-total / ((seq.shape[0] - 1) * seq.shape[1])).backward()
         return M.grad.numpy(), E.grad.numpy()
     return d
+
+
+def jax_derivative():
+    """The characters by jax.lax.scan (a Python loop over 1,023 characters would trace, and compile,
+    each step separately); the layers unrolled in the step."""
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def sig(x):
+        return 1.0 / (1.0 + jnp.exp(-x))
+
+    def f(main, extra, state, seq):
+        def step(state, xy):
+            x, y = xy
+            inp = x * extra[0]
+            new = []
+            for layer in range(main.shape[0] // 2):
+                w, bb = main[2 * layer], main[2 * layer + 1]
+                hidden, cell = state[2 * layer], state[2 * layer + 1]
+                cell = cell * sig(inp * w[0] + bb[0]) + sig(hidden * w[1] + bb[1]) * jnp.tanh(hidden * w[3] + bb[3])
+                hidden = sig(inp * w[2] + bb[2]) * jnp.tanh(cell)
+                new += [hidden, cell]
+                inp = hidden
+            ypred = inp * extra[1] + extra[2]
+            return jnp.stack(new), jnp.sum(y * (ypred - jnp.log(jnp.sum(jnp.exp(ypred)) + 2.0)))
+        _, terms = jax.lax.scan(step, state, (seq[:-1], seq[1:]))
+        return -jnp.sum(terms) / ((seq.shape[0] - 1) * seq.shape[1])
+    g = jax.jit(jax.grad(f, argnums=(0, 1)))
+    return lambda main, extra, state, seq: to_numpy(tuple(g(main, extra, state, seq)))
 
 
 def fd_check(args, g):

@@ -4,7 +4,7 @@ evals/ode, from cmpad's an_ode: x uniform in [0, 1), n in {10^3, 10^4, 10^5}, s 
 import numpy as np
 
 import srcad
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": (6, 3), "quick": [(1000, 10)], "full": [(10_000, 10), (100_000, 10)]}
 
@@ -84,6 +84,29 @@ def torch_derivative():
         y[-1].backward()
         return xt.grad.numpy()
     return d
+
+
+def jax_derivative():
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp = jax.numpy
+
+    def j_rhs(x, y):
+        return jnp.concatenate((x[:1], jnp.cumsum(x[1:]) * y[:-1]))
+
+    def f(x, s):
+        h = 2.0 / s
+        y = jnp.zeros_like(x)
+        for _ in range(s):                 # s is static: the s RK4 steps are unrolled in the trace
+            k1 = j_rhs(x, y)
+            k2 = j_rhs(x, y + 0.5 * h * k1)
+            k3 = j_rhs(x, y + 0.5 * h * k2)
+            k4 = j_rhs(x, y + h * k3)
+            y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return y[-1]
+    g = jax.jit(jax.grad(f), static_argnums=1)
+    return lambda x, s: to_numpy(g(x, s))
 
 
 def fd_check(args, g):

@@ -15,7 +15,7 @@ import numpy as np
 
 import srcad
 from benchmarks.gradbench import solver
-from benchmarks.gradbench.common import anp, autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import anp, autograd, fd_directional, jax_module, to_numpy, torch_module
 from benchmarks.gradbench.saddle import GRADS
 
 SIZES = {"tiny": "rr", "quick": ["rr"], "full": ["rr", "fr"]}
@@ -142,6 +142,62 @@ def torch_derivative():
         w = torch.from_numpy(w0).clone().requires_grad_()
         cost(w).backward()
         return w.grad.numpy()
+    return d
+
+
+def jax_derivative():
+    """JAX, the force by jax.grad of the potential inside the Euler loop, under one jax.jit. fr:
+    jax.jacfwd through jax.lax.while_loop. rr: reverse mode cannot go through a while_loop, so a
+    jitted while_loop first counts the Euler steps K, then jax.grad runs through a jax.lax.scan of
+    exactly K steps (compiled once per K; both are timed)."""
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp, lax = jax.numpy, jax.lax
+    dt = 0.1
+
+    def neg_pot(x, c1, c2):
+        d1 = x - c1
+        d2 = x - c2
+        return -(1.0 / jnp.sqrt(jnp.sum(d1 * d1)) + 1.0 / jnp.sqrt(jnp.sum(d2 * d2)))
+    force = jax.grad(neg_pot)
+
+    def start(w):
+        c1 = jnp.array([10.0, 10.0]) - w[0] * jnp.array([0.0, 1.0])
+        return (jnp.array([0.0, 8.0]), jnp.array([0.75, 0.0])), (c1, jnp.array([10.0, 0.0]))
+
+    def euler(st, c):
+        x, xdot = st
+        return x + dt * xdot, xdot + dt * force(x, *c)
+
+    def above(st):
+        x, xdot = st
+        return (x + dt * xdot)[1] > 0.0
+
+    def cost(st):
+        x, xdot = st
+        x_f = x + (-x[1] / xdot[1]) * xdot
+        return x_f[0] * x_f[0]
+
+    def steps(w):
+        st, c = start(w)
+        return lax.while_loop(lambda s: above(s[0]), lambda s: (euler(s[0], c), s[1] + 1), (st, 0))[1]
+
+    def cost_while(w):
+        st, c = start(w)
+        return cost(lax.while_loop(above, lambda s: euler(s, c), st))
+
+    def cost_scan(w, k):
+        st, c = start(w)
+        return cost(lax.scan(lambda s, _: (euler(s, c), None), st, None, length=k)[0])
+    count = jax.jit(steps)
+    rr = jax.jit(jax.grad(cost_scan), static_argnums=1)
+    fr = jax.jit(jax.jacfwd(cost_while))
+
+    def d(w0, variant):
+        if variant == "fr":
+            return to_numpy(fr(w0))
+        return to_numpy(rr(w0, int(count(w0))))
     return d
 
 

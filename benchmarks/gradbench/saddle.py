@@ -18,7 +18,7 @@ import numpy as np
 
 import srcad
 from benchmarks.gradbench import solver
-from benchmarks.gradbench.common import autograd, fd_directional, torch_module
+from benchmarks.gradbench.common import autograd, fd_directional, jax_module, to_numpy, torch_module
 
 SIZES = {"tiny": "rr", "quick": ["rr", "fr"], "full": ["rr", "fr"]}
 
@@ -178,6 +178,58 @@ def torch_derivative():
         s = torch.from_numpy(start)
         torch_objective(p1, torch_inner_argmax(torch, p1, s, d_neg)).backward()
         return p1.grad.numpy()
+    return d
+
+
+def jax_derivative():
+    """JAX, inner reverse (jax.grad) inside the descent, under one jax.jit. A pass of
+    inner_argmax's `while True` is `step`, branch-free (jnp.where; the inner gradient is evaluated at
+    every pass, used on accepted ones). fr: jax.jacfwd through jax.lax.while_loop. rr: reverse mode
+    cannot go through a while_loop, so a jitted while_loop first counts the passes K, then jax.grad
+    runs through a jax.lax.scan of exactly K passes (compiled once per K; both are timed)."""
+    jax = jax_module()
+    if jax is None:
+        return None
+    jnp, lax = jax.numpy, jax.lax
+
+    def obj(p1, p2):
+        return (p1[0] * p1[0] + p1[1] * p1[1]) - (p2[0] * p2[0] + p2[1] * p2[1])
+
+    def neg(p2, p1):
+        return -obj(p1, p2)
+    d_neg = jax.grad(neg)
+
+    def init(p1, start):
+        return start, neg(start, p1), d_neg(start, p1), jnp.float64(1e-5), jnp.int64(0), jnp.bool_(False)
+
+    def step(p1, st):
+        x, fx, gx, eta, i, done = st
+        widen = i == 10
+        x_new = x - eta * gx
+        fx_new = neg(x_new, p1)
+        stop = done | (jnp.sqrt(jnp.sum(gx * gx)) <= 1e-5) | (~widen & (jnp.sqrt(jnp.sum((x - x_new) * (x - x_new))) <= 1e-5))
+        take = ~stop & ~widen & (fx_new < fx)
+        shrink = ~stop & ~widen & ~(fx_new < fx)
+        return (jnp.where(take, x_new, x), jnp.where(take, fx_new, fx), jnp.where(take, d_neg(x_new, p1), gx),
+                jnp.where(~stop & widen, 2.0 * eta, jnp.where(shrink, 0.5 * eta, eta)),
+                jnp.where((~stop & widen) | shrink, jnp.int64(0), jnp.where(take, i + 1, i)), stop)
+
+    def passes(p1, start):
+        return lax.while_loop(lambda c: ~c[0][5], lambda c: (step(p1, c[0]), c[1] + 1), (init(p1, start), 0))[1]
+
+    def inner_max_while(p1, start):
+        return obj(p1, lax.while_loop(lambda st: ~st[5], lambda st: step(p1, st), init(p1, start))[0])
+
+    def inner_max_scan(p1, start, k):
+        return obj(p1, lax.scan(lambda st, _: (step(p1, st), None), init(p1, start), None, length=k)[0][0])
+    count = jax.jit(passes)
+    rr = jax.jit(jax.grad(inner_max_scan), static_argnums=2)
+    fr = jax.jit(jax.jacfwd(inner_max_while))
+
+    def d(start, variant):
+        if variant == "fr":
+            return to_numpy(fr(start, start))
+        return to_numpy(rr(start, start, int(count(start, start))))
     return d
 
 
