@@ -40,7 +40,7 @@ from ..errors import CacheWarning
 
 log = logging.getLogger("srcad.compiled")
 
-CFLAGS = ["-O3", "-ffp-contract=off", "-fno-strict-aliasing", "-DNDEBUG", "-fPIC", "-w"]
+CFLAGS = ["-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-DNDEBUG", "-fPIC", "-w"]
 _lock = threading.RLock()
 _LOADED = {}         # module name -> loaded module (an extension loads once per process)
 LAST = {}            # what the last compiled module cost: see srcad.compiled.last_build()

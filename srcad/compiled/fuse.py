@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from .common import _is_call
+from .views import VIEW
 
 def _agrees(name):
     """Whether NumPy's float64 array loop of name gives the C library's results (math.* calls it) on
@@ -43,7 +44,8 @@ _NP = "_srcad_np"
 _FLAT = "_srcad_flat"
 _SHAPE = "_srcad_shape"
 _THREADS = "_srcad_threads"
-RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, _THREADS, "_srcad_size", "_srcad_os", "openmp")
+_NDARRAY = "_srcad_ndarray"
+RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, _THREADS, _NDARRAY, "_srcad_size", "_srcad_os", "openmp")
 
 CHECK_TEXT = f'''
 
@@ -51,6 +53,8 @@ import numpy as {_NP}
 import os as _srcad_os
 from cython.parallel cimport prange
 cimport openmp
+
+cdef type {_NDARRAY} = {_NP}.ndarray
 
 # the threads of a fused loop above {FUSE_PARALLEL} numbers: SRCAD_FUSE_THREADS (0: OpenMP's count,
 # OMP_NUM_THREADS or the cores); 1 when unset (on a machine whose cores are busy, OpenMP's waiting
@@ -248,6 +252,8 @@ def emit_run(run, plan, fn, lines, number, taken):
         return out
     idx, size = fresh("k"), fresh("n")
     val = {t: fresh(f"{t}_k") for t in targets}
+    ptr = {a: fresh(f"{a}_p") for a in arrays + outs}
+    step = {a: fresh(f"{a}_s") for a in arrays[known:]}     # (0 for a number: read at every place)
 
     class C(ast.NodeTransformer):
         def visit_Name(self, node):
@@ -255,7 +261,10 @@ def emit_run(run, plan, fn, lines, number, taken):
                 return ast.Name(val[node.id], ast.Load())
             if node.id in scalars:
                 return node
-            return ast.Subscript(ast.Name(node.id, ast.Load()), ast.Name(idx, ast.Load()), ast.Load())
+            at = ast.Name(idx, ast.Load())
+            if node.id in step:
+                at = ast.BinOp(at, ast.Mult(), ast.Name(step[node.id], ast.Load()))
+            return ast.Subscript(ast.Name(ptr[node.id], ast.Load()), at, ast.Load())
 
         def visit_Constant(self, node):
             return ast.Constant(float(node.value)) if type(node.value) is int else node
@@ -274,30 +283,36 @@ def emit_run(run, plan, fn, lines, number, taken):
         t = st.targets[0].id
         loop.append(f"{val[t]} = {ast.unparse(C().visit(ast.parse(ast.unparse(st.value), mode='eval').body))}")
         if t in outs:
-            loop.append(f"{t}[{idx}] = {val[t]}")
+            loop.append(f"{ptr[t]}[{idx}] = {val[t]}")
     comments = _comments(lines, stmts[0].lineno)
-    sig = [f"const double[{'::1' if j < known else ':'}] {a}" for j, a in enumerate(arrays)] + \
-        [f"double[::1] {o}" for o in outs] + \
-        [f"double {s}" for s in scalars]
+    sig = [f"{VIEW} {a}" for a in arrays + outs] + [f"double {s}" for s in scalars]
     helper = ["", "", "@cython.boundscheck(False)", "@cython.wraparound(False)", "@cython.cdivision(True)",
-              f"cdef void {name}({', '.join(sig)}) noexcept nogil:",
+              f"cdef void {name}({', '.join(sig)}) noexcept:",
               f'    """One loop for {", ".join(targets)}: each number computed by itself (any thread count, '
-              f'the same bits)."""']
+              f'the same bits); the first {known} arrays C-contiguous, the others read with a step (0: a '
+              f'number)."""']
     helper += ["    " + c for c in comments]
-    helper += [f"    cdef Py_ssize_t {idx}, {size} = {outs[0]}.shape[0]",
-               f"    cdef double {', '.join(val[t] for t in targets)}",
-               f"    if {size} > {FUSE_PARALLEL} and {_THREADS} > 1:",
-               f"        for {idx} in prange({size}, schedule='static', num_threads={_THREADS}):"]
-    helper += ["            " + s for s in loop]
-    helper += ["    else:", f"        for {idx} in range({size}):"]
-    helper += ["            " + s for s in loop]
+    helper += [f"    cdef Py_ssize_t {idx}, {size} = {outs[0]}.buf.shape[0]"]
+    helper += [f"    cdef const double* {ptr[a]} = <const double*> {a}.buf.buf" for a in arrays]
+    helper += [f"    cdef double* {ptr[o]} = <double*> {o}.buf.buf" for o in outs]
+    helper += [f"    cdef Py_ssize_t {step[a]} = {a}.buf.strides[0] // 8" for a in arrays[known:]]
+    helper += [f"    cdef double {', '.join(val[t] for t in targets)}",
+               "    with nogil:",
+               f"        if {size} > {FUSE_PARALLEL} and {_THREADS} > 1:",
+               f"            for {idx} in prange({size}, schedule='static', num_threads={_THREADS}):"]
+    helper += ["                " + s for s in loop]
+    helper += ["        else:", f"            for {idx} in range({size}):"]
+    helper += ["                " + s for s in loop]
     indent = " " * stmts[0].col_offset
-    repl = [f"{indent}{_SHAPE} = {_CHECK}({known}, {tuple(needs)!r}, {', '.join(arrays)})",
+    check = f"{_CHECK}({known}, {tuple(needs)!r}, {', '.join(arrays)})"
+    if not known:       # (a test in C first: in a loop over numbers, no call when none is an array)
+        check += f" if {' or '.join(f'type({a}) is {_NDARRAY}' for a in arrays)} else None"
+    repl = [f"{indent}{_SHAPE} = {check}",
             f"{indent}if {_SHAPE} is not None:  # srcad: one loop over the numbers ({name}), else the NumPy lines"]
     for o in outs:
         repl.append(f"{indent}    {o} = {_NP}.empty({_SHAPE})")
-    ravel = [f"{a}.reshape(-1)" if j < known else f"{_FLAT}({a}, {_SHAPE})" for j, a in enumerate(arrays)] + \
-        [f"{o}.reshape(-1)" for o in outs] + scalars
+    ravel = [f"{VIEW}({a}.reshape(-1), 1, False)" if j < known else f"{VIEW}({_FLAT}({a}, {_SHAPE}), 1, False)"
+             for j, a in enumerate(arrays)] + [f"{VIEW}({o}.reshape(-1), 1, True)" for o in outs] + scalars
     repl.append(f"{indent}    {name}({', '.join(ravel)})")
     repl.append(f"{indent}else:")
     for k in range(stmts[0].lineno, stmts[-1].end_lineno + 1):
