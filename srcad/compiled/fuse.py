@@ -45,7 +45,8 @@ _FLAT = "_srcad_flat"
 _SHAPE = "_srcad_shape"
 _THREADS = "_srcad_threads"
 _NDARRAY = "_srcad_ndarray"
-RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, _THREADS, _NDARRAY, "_srcad_size", "_srcad_os", "openmp")
+_APART = "_srcad_in_place_ok"
+RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, _THREADS, _NDARRAY, _APART, "_srcad_size", "_srcad_os", "openmp")
 
 CHECK_TEXT = f'''
 
@@ -88,6 +89,18 @@ def {_CHECK}(Py_ssize_t known, tuple needs, *values):
         if not any(arr[j] for j in need):
             return None
     return shape
+
+
+def {_APART}(t, others):
+    """Whether the array t may be written in place by a fused loop: writable, and no other operand
+    an array in its memory (the loop reads each number just before it writes that number; another
+    view of the memory could be read after a write NumPy makes later)."""
+    if not t.flags.writeable:
+        return False
+    for a in others:
+        if type(a) is {_NP}.ndarray and {_NP}.may_share_memory(a, t):
+            return False
+    return True
 
 
 def {_FLAT}(v, shape):
@@ -182,61 +195,117 @@ def find_runs(plan, body, lines):
         cur, ops, targets, inputs = [], 0, set(), set()
 
     for st in body:
-        good = (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                and st.targets[0].id not in plan.doubles and st.targets[0].id not in plan.ints
-                and st.targets[0].id not in plan.arrays and st.targets[0].id not in params)
+        push = _push(st)
+        if push is not None and cur and push not in targets and push not in plan.doubles \
+                and not _gap(lines, cur[-1], st):
+            cur.append(st)          # (moved before the loop: it takes the value the run does not assign)
+            continue
+        t = _target(st)
+        good = (t is not None and t not in plan.doubles and t not in plan.ints and t not in plan.arrays
+                and t not in params)
         if good:
-            fine, arr, n = ex.ok(st.value)
-            good = fine and arr and st.targets[0].id not in _reads(st.value)     # (y = y + d: not fused)
-        if cur and good:
-            between = lines[cur[-1].end_lineno:st.lineno - 1]
-            t = st.targets[0].id
-            if any(s.strip().startswith("#") or s.strip() for s in between) or t in targets or t in inputs:
-                close()
+            fine, arr, n = ex.ok(_value(st))
+            good = fine and arr
+        if cur and good and (_gap(lines, cur[-1], st) or t in targets):
+            close()
         if not good:
             close()
             continue
         cur.append(st)
         ops += n
-        inputs |= _reads(st.value) - targets
-        targets.add(st.targets[0].id)
+        targets.add(t)
     close()
-    return runs
+    return [(_trim(stmts), n) for stmts, n in runs]
+
+
+def _gap(lines, before, st):
+    """Whether a line (a comment: another user line) stands between two statements."""
+    return any(s.strip() for s in lines[before.end_lineno:st.lineno - 1])
+
+
+def _trim(stmts):
+    while stmts and _push(stmts[-1]) is not None:     # (a push after the last assignment: not the run's)
+        stmts = stmts[:-1]
+    return stmts
+
+
+def _push(st):
+    """v of a statement `tape.append(v)` (v a name), else None."""
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) \
+            and st.value.func.attr == "append" and isinstance(st.value.func.value, ast.Name) \
+            and st.value.func.value.id.startswith("tape") and len(st.value.args) == 1 and not st.value.keywords \
+            and isinstance(st.value.args[0], ast.Name):
+        return st.value.args[0].id
+    return None
+
+
+def _target(st):
+    """The name an assignment `t = e` or an in-place update `t op= e` (+ - * /) binds, else None."""
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+        return st.targets[0].id
+    if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) \
+            and isinstance(st.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        return st.target.id
+    return None
+
+
+def _value(st):
+    """What the statement computes: `t op e` for an in-place update (its numbers, written in place)."""
+    if isinstance(st, ast.AugAssign):
+        return ast.BinOp(ast.Name(st.target.id, ast.Load()), st.op, st.value)
+    return st.value
+
+
+def _inputs(stmts, plan):
+    """Per statement, its value with each name read from the run's own earlier assignments marked
+    (set of ids of those Name nodes), and the names read from outside the run: (arrays, scalars)."""
+    assigned, own, arrays, scalars = set(), set(), [], []
+    values = []
+    for st in stmts:
+        v = _value(st)
+        for n in ast.walk(v):
+            if not isinstance(n, ast.Name) or n.id in ("np", "numpy", "rt"):
+                continue
+            if n.id in assigned:
+                own.add(id(n))
+            else:
+                group = scalars if n.id in plan.doubles else arrays
+                if n.id not in group:
+                    group.append(n.id)
+        values.append(v)
+        assigned.add(_target(st))
+    return values, own, arrays, scalars
 
 
 def emit_run(run, plan, fn, lines, number, taken):
     """(replacement lines at the run's place, the module-level helper's lines) for one run."""
-    stmts, _ = run
-    inside = set(map(id, (n for st in stmts for n in ast.walk(st))))
+    allst, _ = run
+    pushes = [st for st in allst if _push(st) is not None]
+    stmts = [st for st in allst if _push(st) is None]
+    inside = set(map(id, (n for st in allst for n in ast.walk(st))))
     read_outside = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                     and id(n) not in inside}
-    targets = [st.targets[0].id for st in stmts]
-    outs = [t for t in targets if t in read_outside]
-    if not outs:
+    targets = [_target(st) for st in stmts]
+    inplace = [_target(st) for st in stmts if isinstance(st, ast.AugAssign)]
+    outs = [t for st, t in zip(stmts, targets) if isinstance(st, ast.Assign) and t in read_outside]
+    if not outs and not inplace:
         outs = targets[-1:]
-    arrays, scalars = [], []
-    for st in stmts:
-        for n in ast.walk(st.value):
-            if isinstance(n, ast.Name) and n.id not in targets:
-                group = scalars if n.id in plan.doubles else arrays
-                if n.id not in group and not (isinstance(n.ctx, ast.Load) and n.id in ("np", "numpy", "rt")):
-                    group.append(n.id)
-    arrays = [a for a in arrays if a not in ("np", "numpy", "rt")]
+    values, own, arrays, scalars = _inputs(stmts, plan)
     arrays.sort(key=lambda a: not _known(plan, a))       # the signature's arrays first
     known = sum(1 for a in arrays if _known(plan, a))
     deps = {}           # target -> the inputs (indices into arrays) one of which is an array if it is
-    needs = []
-    for st in stmts:
+    needs = [(arrays.index(t),) for t in inplace if arrays.index(t) >= known]    # (updated in place: an array)
+    for st, v in zip(stmts, values):
         d = set()
-        for n in ast.walk(st.value):
-            if isinstance(n, ast.Name) and n.id in deps:
+        for n in ast.walk(v):
+            if isinstance(n, ast.Name) and id(n) in own:
                 d |= deps[n.id]
             elif isinstance(n, ast.Name) and n.id in arrays:
                 d.add(arrays.index(n.id))
-        deps[st.targets[0].id] = d
+        deps[_target(st)] = d
         if not d & set(range(known)):
             needs.append(tuple(sorted(d)))
-        for div in ast.walk(st.value):      # a / b of two Python floats raises ZeroDivisionError: not fused
+        for div in ast.walk(v):      # a / b of two Python floats raises ZeroDivisionError: not fused
             if isinstance(div, ast.BinOp) and isinstance(div.op, ast.Div) and not _nonzero(div.right):
                 names = {n.id for n in ast.walk(div) if isinstance(n, ast.Name)}
                 if not names & (set(deps) | set(arrays[:known])):
@@ -244,20 +313,21 @@ def emit_run(run, plan, fn, lines, number, taken):
     name = f"_srcad_fused_{number}"
     local = set(arrays) | set(scalars) | set(targets)
 
-    def fresh(base):
+    def fresh(base, avoid=()):
         k, out = 2, base
-        while out in local or out in taken:
+        while out in local or out in taken or out in avoid:
             out, k = f"{base}{k}", k + 1
         local.add(out)
         return out
     idx, size = fresh("k"), fresh("n")
     val = {t: fresh(f"{t}_k") for t in targets}
-    ptr = {a: fresh(f"{a}_p") for a in arrays + outs}
+    param = {o: (fresh(f"{o}_new") if o in arrays else o) for o in outs}     # (y = y + d: the old y is read)
+    ptr = {a: fresh(f"{a}_p") for a in arrays + [param[o] for o in outs]}
     step = {a: fresh(f"{a}_s") for a in arrays[known:]}     # (0 for a number: read at every place)
 
     class C(ast.NodeTransformer):
         def visit_Name(self, node):
-            if node.id in val:
+            if id(node) in own:
                 return ast.Name(val[node.id], ast.Load())
             if node.id in scalars:
                 return node
@@ -279,24 +349,23 @@ def emit_run(run, plan, fn, lines, number, taken):
         def visit_Attribute(self, node):
             return node
     loop = []
-    for st in stmts:
-        t = st.targets[0].id
-        loop.append(f"{val[t]} = {ast.unparse(C().visit(ast.parse(ast.unparse(st.value), mode='eval').body))}")
-        if t in outs:
-            loop.append(f"{ptr[t]}[{idx}] = {val[t]}")
+    for t, v in zip(targets, values):
+        loop.append(f"{val[t]} = {ast.unparse(C().visit(v))}")
+        if t in outs or t in inplace:
+            loop.append(f"{ptr[param.get(t, t)]}[{idx}] = {val[t]}")
     comments = _comments(lines, stmts[0].lineno)
-    sig = [f"{VIEW} {a}" for a in arrays + outs] + [f"double {s}" for s in scalars]
+    sig = [f"{VIEW} {a}" for a in arrays + [param[o] for o in outs]] + [f"double {s}" for s in scalars]
     helper = ["", "", "@cython.boundscheck(False)", "@cython.wraparound(False)", "@cython.cdivision(True)",
               f"cdef void {name}({', '.join(sig)}) noexcept:",
               f'    """One loop for {", ".join(targets)}: each number computed by itself (any thread count, '
               f'the same bits); the first {known} arrays C-contiguous, the others read with a step (0: a '
-              f'number)."""']
+              f'number){"; " + ", ".join(inplace) + " updated in place" if inplace else ""}."""']
     helper += ["    " + c for c in comments]
-    helper += [f"    cdef Py_ssize_t {idx}, {size} = {outs[0]}.buf.shape[0]"]
-    helper += [f"    cdef const double* {ptr[a]} = <const double*> {a}.buf.buf" for a in arrays]
-    helper += [f"    cdef double* {ptr[o]} = <double*> {o}.buf.buf" for o in outs]
+    helper += [f"    cdef Py_ssize_t {idx}, {size} = {(param[outs[0]] if outs else inplace[0])}.buf.shape[0]"]
+    helper += [f"    cdef {'' if a in inplace else 'const '}double* {ptr[a]} = <double*> {a}.buf.buf" for a in arrays]
+    helper += [f"    cdef double* {ptr[param[o]]} = <double*> {param[o]}.buf.buf" for o in outs]
     helper += [f"    cdef Py_ssize_t {step[a]} = {a}.buf.strides[0] // 8" for a in arrays[known:]]
-    helper += [f"    cdef double {', '.join(val[t] for t in targets)}",
+    helper += [f"    cdef double {', '.join(dict.fromkeys(val[t] for t in targets))}",
                "    with nogil:",
                f"        if {size} > {FUSE_PARALLEL} and {_THREADS} > 1:",
                f"            for {idx} in prange({size}, schedule='static', num_threads={_THREADS}):"]
@@ -307,16 +376,25 @@ def emit_run(run, plan, fn, lines, number, taken):
     check = f"{_CHECK}({known}, {tuple(needs)!r}, {', '.join(arrays)})"
     if not known:       # (a test in C first: in a loop over numbers, no call when none is an array)
         check += f" if {' or '.join(f'type({a}) is {_NDARRAY}' for a in arrays)} else None"
-    repl = [f"{indent}{_SHAPE} = {check}",
-            f"{indent}if {_SHAPE} is not None:  # srcad: one loop over the numbers ({name}), else the NumPy lines"]
+    cond = f"{_SHAPE} is not None"
+    for t in inplace:       # (written in place: writable, and no other operand in its memory)
+        others = [a for a in arrays if a != t]
+        cond += f" and {_APART}({t}, ({''.join(a + ', ' for a in others)}))"
+    repl = [indent + ast.unparse(st) for st in pushes]
+    repl += [f"{indent}{_SHAPE} = {check}",
+             f"{indent}if {cond}:  # srcad: one loop over the numbers ({name}), else the NumPy lines"]
     for o in outs:
-        repl.append(f"{indent}    {o} = {_NP}.empty({_SHAPE})")
-    ravel = [f"{VIEW}({a}.reshape(-1), 1, False)" if j < known else f"{VIEW}({_FLAT}({a}, {_SHAPE}), 1, False)"
-             for j, a in enumerate(arrays)] + [f"{VIEW}({o}.reshape(-1), 1, True)" for o in outs] + scalars
+        repl.append(f"{indent}    {param[o]} = {_NP}.empty({_SHAPE})")
+    ravel = [f"{VIEW}({a}.reshape(-1), 1, False)" if j < known else
+             f"{VIEW}({_FLAT}({a}, {_SHAPE}), 1, {a in inplace})" for j, a in enumerate(arrays)] + \
+        [f"{VIEW}({param[o]}.reshape(-1), 1, True)" for o in outs] + scalars
     repl.append(f"{indent}    {name}({', '.join(ravel)})")
+    repl += [f"{indent}    {o} = {param[o]}" for o in outs if param[o] != o]
     repl.append(f"{indent}else:")
+    moved = {k for st in pushes for k in range(st.lineno, st.end_lineno + 1)}
     for k in range(stmts[0].lineno, stmts[-1].end_lineno + 1):
-        repl.append("    " + lines[k - 1])
+        if k not in moved:
+            repl.append("    " + lines[k - 1])
     return repl, helper
 
 

@@ -159,7 +159,7 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
            "# srcad: the generated module below as Cython (srcad.grad(..., compile=True)); typed where proven,",
            "# Python objects elsewhere. Element accesses are bounds-checked unless marked proven in range."]
     out += _PREAMBLE.splitlines()
-    if notes["fused"] or notes["ndims"]:
+    if notes["fused"] or notes["ndims"] or notes.get("views"):
         out += VIEW_TEXT.splitlines()
         out += accessors(notes["ndims"])
     if notes["fused"]:
@@ -248,6 +248,7 @@ def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):
         decl.append(f"{indent}cdef Py_ssize_t {', '.join(i_locals)}")
     for name, alias in aliases.items():
         decl.append(f"{indent}cdef {VIEW} {alias}  # {name}'s numbers")
+        notes["views"] = True
     for t, alias in tapes.items():
         decl.append(f"{indent}cdef {_TAPE} {alias} = {_TAPE}()  # the numbers of {t}, unboxed")
     for name, alias in aliases.items():
