@@ -20,6 +20,7 @@ a name known to be neither (a parameter that is not an array, a C integer) keeps
 of the run. Temporaries read only inside the run are C doubles of the loop, never arrays.
 """
 import ast
+import copy
 import math
 
 import numpy as np
@@ -350,7 +351,9 @@ def emit_run(run, plan, fn, lines, number, taken):
             return node
     loop = []
     for t, v in zip(targets, values):
-        loop.append(f"{val[t]} = {ast.unparse(C().visit(v))}")
+        twin = copy.deepcopy(v)       # (a copy: the module's tree is read again, by the next function too)
+        own |= {id(b) for a, b in zip(ast.walk(v), ast.walk(twin)) if id(a) in own}
+        loop.append(f"{val[t]} = {ast.unparse(C().visit(twin))}")
         if t in outs or t in inplace:
             loop.append(f"{ptr[param.get(t, t)]}[{idx}] = {val[t]}")
     comments = _comments(lines, stmts[0].lineno)
