@@ -327,8 +327,11 @@ def emit_run(run, plan, fn, lines, number, taken):
     step = {a: fresh(f"{a}_s") for a in arrays[known:]}     # (0 for a number: read at every place)
 
     class C(ast.NodeTransformer):
+        def __init__(self, marked):
+            self.marked = marked          # the Name nodes that read the run's own earlier values
+
         def visit_Name(self, node):
-            if id(node) in own:
+            if id(node) in self.marked:
                 return ast.Name(val[node.id], ast.Load())
             if node.id in scalars:
                 return node
@@ -352,8 +355,8 @@ def emit_run(run, plan, fn, lines, number, taken):
     loop = []
     for t, v in zip(targets, values):
         twin = copy.deepcopy(v)       # (a copy: the module's tree is read again, by the next function too)
-        own |= {id(b) for a, b in zip(ast.walk(v), ast.walk(twin)) if id(a) in own}
-        loop.append(f"{val[t]} = {ast.unparse(C().visit(twin))}")
+        marked = {id(b) for a, b in zip(ast.walk(v), ast.walk(twin)) if id(a) in own}
+        loop.append(f"{val[t]} = {ast.unparse(C(marked).visit(twin))}")
         if t in outs or t in inplace:
             loop.append(f"{ptr[param.get(t, t)]}[{idx}] = {val[t]}")
     comments = _comments(lines, stmts[0].lineno)
