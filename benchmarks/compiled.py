@@ -175,7 +175,9 @@ def jax_references():
 
     refs = {"scalar": jit_grad(scalar, 0, ()), "scalar_unrolled": jit_grad(scalar_unrolled, 0, ()),
             "rk4": jit_grad(rk4, 0, (3,)), "rk4s": jit_grad(rk4s, (0, 1, 2), (7,)),
-            "elem": jit_grad(elem, 0, ()), "det": jit_grad(det, 0, ())}
+            "elem": jit_grad(elem, 0, ())}
+    for ell in (5, 6, 7):
+        refs[f"det_{ell}"] = jit_grad(det, 0, ())       # (traced per shape: one jit serves every ell)
     for label in ("ode_tiny", "ode_1000", "ode_10000", "ode_100000"):
         refs[label] = jit_grad(ode, 0, (1,))
     return refs

@@ -384,6 +384,12 @@ def test_elementwise_loop_bits_and_fd(elem_built):
     # a 5-entry array: within smallvec's lengths, but x[i] is read at a run-time index: the general module
     short = np.linspace(-1.0, 1.0, 5)
     assert np.array_equal(elem_built["g"](short), srcad.grad(f)(short))
+    # the numbers read through views.py's buffer views: a strided argument, a read-only one
+    strided = XS[::3]
+    assert np.array_equal(elem_built["g"](strided), srcad.grad(f)(strided))
+    frozen = XS.copy()
+    frozen.flags.writeable = False
+    assert np.array_equal(elem_built["g"](frozen), want)
 
 
 @pytest.mark.slow
