@@ -148,12 +148,16 @@ def _cython_here(tmp, name):
     if os.environ.get("SRCAD_COMPILE_CYTHON_PROCESS"):
         return False
     try:
+        from Cython.Compiler.Errors import PyrexError
         from Cython.Compiler.Main import CompilationOptions, compile_single, default_options
+    except ImportError:
+        return False
+    try:
         opts = CompilationOptions(default_options, language_level=3, output_file=str(tmp / f"{name}.c"),
                                   errors_to_stderr=False, use_listing_file=True)
         result = compile_single(str(tmp / f"{name}.pyx"), opts, full_module_name=name)
-    except Exception:        # (Cython's own failures: the child process says what they are)
-        return False
+    except (PyrexError, OSError, ValueError, TypeError, AttributeError, KeyError, RuntimeError):
+        return False            # (Cython's own failures: the child process says what they are)
     return not result.num_errors and (tmp / f"{name}.c").exists()
 
 
