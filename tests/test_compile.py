@@ -203,15 +203,15 @@ def test_emit_compile_shows_typed_pyx(env):
     assert "# L8: y = np.sin(y) * 0.9 + 0.1 * y * y" in text      # the user's line, as a comment
     # element reads: unchecked only where the loop proves them in range
     text = srcad.emit(m.elem, args=(XS,), compile=True)
-    assert "cdef const double[:] x_v" in text
+    assert "cdef _SrcadView x_v" in text and "x_v = _SrcadView(x, 1, False)" in text
+    assert "double[" not in text          # (no typed memoryview: views.py)
     lines = text.splitlines()
     k = lines.index("        # L16: t = t + np.sin(x[i]) * x[i]")
-    assert "boundscheck(False)" in lines[k + 1] and lines[k + 2].strip() == "x_i = x_v[i]"
+    assert lines[k + 1].strip() == "x_i = _srcad_at1_proven(x_v, i)[0]"
     text = srcad.emit(m.shifted, args=(XS,), compile=True)
-    assert "x_v[i + 1]" in text and "x_v[i]" in text
-    # x[i + 1] is not proven (nor x[i] under range(n - 1)): no unchecked block around the reads (the
-    # fused elementwise kernels, decorated @cython.boundscheck(False), loop over their own range)
-    assert "with cython.boundscheck(False)" not in text
+    # x[i + 1] is not proven (nor x[i] under range(n - 1)): bounds-checked reads
+    assert "_srcad_at1(x_v, i + 1)[0]" in text and "_srcad_at1(x_v, i)[0]" in text
+    assert "_srcad_at1_proven(x_v" not in text
     # no signature: nothing about the arguments is assumed
     text = srcad.emit(m.scalar, compile=True)
     assert "def scalar_vjp(x, scalar_bar=1.0):" in text and "cdef Py_ssize_t i" in text
@@ -384,6 +384,12 @@ def test_elementwise_loop_bits_and_fd(elem_built):
     # a 5-entry array: within smallvec's lengths, but x[i] is read at a run-time index: the general module
     short = np.linspace(-1.0, 1.0, 5)
     assert np.array_equal(elem_built["g"](short), srcad.grad(f)(short))
+    # the numbers read through views.py's buffer views: a strided argument, a read-only one
+    strided = XS[::3]
+    assert np.array_equal(elem_built["g"](strided), srcad.grad(f)(strided))
+    frozen = XS.copy()
+    frozen.flags.writeable = False
+    assert np.array_equal(elem_built["g"](frozen), want)
 
 
 @pytest.mark.slow

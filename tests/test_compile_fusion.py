@@ -28,6 +28,7 @@ import numpy as np
 
 def floss(x, y, h):
     r = np.exp(-x * y) * (x - y) + np.sin(x) / (1.0 + h * y * y) - np.sqrt(y) * np.log(y) * np.cos(x)
+    r = r + x * r * h
     return np.sum(r * r)
 '''
 
@@ -82,7 +83,7 @@ def built(fused):
 def test_emit_shows_the_fused_loop(fused):
     x, y = _args(400)
     text = srcad.emit(fused["mod"].floss, args=(x, y, 0.3), compile=True)
-    assert "cdef void _srcad_fused_1(const double[::1] x, const double[::1] y," in text
+    assert "cdef void _srcad_fused_1(_SrcadView x, _SrcadView y," in text
     lines = text.splitlines()
     k = next(i for i, s in enumerate(lines) if s.startswith("cdef void _srcad_fused_1("))
     assert lines[k + 2].strip().startswith("# L6: r = np.exp(-x * y) * (x - y)")    # the user's line
@@ -106,13 +107,23 @@ def test_division_of_two_numbers_is_not_fused():
     assert line.strip() == "_srcad_shape = _srcad_fusable(1, ((1, 2),), x, u, v)"     # u / v: one an array
 
 
-def test_a_statement_reading_its_own_target_is_not_fused():
-    fn = "def f(x):\n    y = x * 2.0\n    y = y + x * x - x\n    return y\n"
+def test_a_statement_reading_its_own_target():
+    """`y = y + ...` reads the old y at each place before the loop writes that place of a new array
+    (bound to y after the loop); `y += ...` writes y's own numbers, each read just before, when y is
+    writable and no other operand is in its memory; a tape push between is made before the loop."""
+    fn = "def f(x):\n    tape = []\n    y = x * 2.0\n    tape.append(y)\n    y = y + x * x - x\n    return y\n"
     text, notes = pyx.translate(fn, {"f": {"x": ("d", 1)}})
-    assert notes["fused"] == [] and "    y = y + x * x - x" in text      # (it would read its own new value)
+    assert len(notes["fused"]) == 1 and "y_k = y_p[k * y_s] + x_p[k] * x_p[k] - x_p[k]" in text
+    lines = [s.strip() for s in text.splitlines()]
+    k = lines.index("tape.append(y)")
+    assert lines[k + 1].startswith("_srcad_shape = _srcad_fusable(") and "y_new = _srcad_np.empty(_srcad_shape)" in lines
+    assert lines.count("tape.append(y)") == 1 and lines[-3:-1] == ["else:", "y = y + x * x - x"]     # (pushed once)
     fn = "def f(x, s):\n    y = x * s\n    y2 = y + x * x\n    return y2\n"
     text, notes = pyx.translate(fn, {"f": {"x": ("d", 1), "s": "float"}})
-    assert "y2_k = y_k + x[k] * x[k]" in text      # y read inside the run: the loop's own value
+    assert "y2_k = y_k + x_p[k] * x_p[k]" in text      # y read inside the run: the loop's own value
+    fn = "def f(x, g):\n    x_bar = x * 2.0\n    x_bar += g * x\n    return x_bar\n"
+    text, notes = pyx.translate(fn, {"f": {"x": ("d", 1), "g": ("d", 1)}})
+    assert "_srcad_in_place_ok(x_bar, (g, x, ))" in text and "x_bar_p[k] = x_bar_k" in text
 
 
 @pytest.mark.slow

@@ -14,9 +14,16 @@ against the files (the text must be the text srcad wants to run, the extension t
 built from it); a mismatch (edited, truncated) is reported once with a CacheWarning, the build is
 removed and compiled again.
 
-Toolchain: the kernels' (setup.py): `-O3 -ffp-contract=off` (no fused multiply-adds: the same
-rounding as the Python path), the baseline instruction set (no -march), the C compiler of this
-Python's sysconfig or `$CC`. The builds run niced by `$SRCAD_COMPILE_NICE` (default 0).
+Toolchain: the kernels' (setup.py) but `-O2` (a third of -O3's compile time on these modules, the
+same speed on them within noise): `-ffp-contract=off` (no fused multiply-adds: the same rounding
+as the Python path), the baseline instruction set (no -march), the C compiler of this Python's
+sysconfig or `$CC`. Cython runs in this process (its compiler stays loaded for the next build;
+`$SRCAD_COMPILE_CYTHON_PROCESS=1`: in a child process, as it does anyway when it reports an
+error). The C compiler runs niced by `$SRCAD_COMPILE_NICE` (default 0).
+
+Build times on a 2-core machine shared by eight busy processes (load 11-16; CPU seconds, which
+the load does not inflate, in brackets): GradBench det's module 41,000 lines of C with -O3 and typed
+memoryviews, gcc 55-90 s [15 s]; 23,500 lines with views.py's buffer views, -O2 [7.5 s], -O1 [4 s].
 """
 import hashlib
 import importlib.machinery
@@ -40,7 +47,7 @@ from ..errors import CacheWarning
 
 log = logging.getLogger("srcad.compiled")
 
-CFLAGS = ["-O3", "-ffp-contract=off", "-fno-strict-aliasing", "-DNDEBUG", "-fPIC", "-w"]
+CFLAGS = ["-O2", "-ffp-contract=off", "-fno-strict-aliasing", "-DNDEBUG", "-fPIC", "-w"]
 _lock = threading.RLock()
 _LOADED = {}         # module name -> loaded module (an extension loads once per process)
 LAST = {}            # what the last compiled module cost: see srcad.compiled.last_build()
@@ -132,6 +139,28 @@ def _run(cmd, step, cwd):
         raise BuildError(f"{step} failed (exit {p.returncode}): " + " | ".join(words[-6:]))
 
 
+def _cython_here(tmp, name):
+    """Cython run in this process (True when it wrote the C file): a second build then costs a
+    fraction of the first (Cython's compiler and utility code stay loaded; a new process pays ~1.5 s
+    of CPU to start it). Its messages go to a listing file, not to the user's stderr. Anything
+    unusual (an error, Cython not importable this way) -> False: the build runs Cython in a child
+    process, which reports the error."""
+    if os.environ.get("SRCAD_COMPILE_CYTHON_PROCESS"):
+        return False
+    try:
+        from Cython.Compiler.Errors import PyrexError
+        from Cython.Compiler.Main import CompilationOptions, compile_single, default_options
+    except ImportError:
+        return False
+    try:
+        opts = CompilationOptions(default_options, language_level=3, output_file=str(tmp / f"{name}.c"),
+                                  errors_to_stderr=False, use_listing_file=True)
+        result = compile_single(str(tmp / f"{name}.pyx"), opts, full_module_name=name)
+    except (PyrexError, OSError, ValueError, TypeError, AttributeError, KeyError, RuntimeError):
+        return False            # (Cython's own failures: the child process says what they are)
+    return not result.num_errors and (tmp / f"{name}.c").exists()
+
+
 def _compile(tmp, name, pyx_text):
     """Cython, then the C compiler, in the directory tmp. Returns (cython seconds, cc seconds)."""
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
@@ -140,7 +169,8 @@ def _compile(tmp, name, pyx_text):
                          f"or install one)")
     (tmp / f"{name}.pyx").write_text(pyx_text)
     t0 = time.perf_counter()
-    _run([sys.executable, "-m", "cython", "-3", "--fast-fail", f"{name}.pyx", "-o", f"{name}.c"], "Cython", tmp)
+    if not _cython_here(tmp, name):
+        _run([sys.executable, "-m", "cython", "-3", "--fast-fail", f"{name}.pyx", "-o", f"{name}.c"], "Cython", tmp)
     t1 = time.perf_counter()
     include = sysconfig.get_paths()["include"]
     omp = ["-fopenmp"] if "from cython.parallel cimport prange" in pyx_text else []    # fused loops (fuse.py)
@@ -150,7 +180,7 @@ def _compile(tmp, name, pyx_text):
         ldshared = cc + ["-shared"] + [a for a in ldshared[1:] if a != "-shared"]
     _run(ldshared + [f"{name}.o", "-o", _ext_path(tmp, name).name] + omp, "the linker", tmp)
     t2 = time.perf_counter()
-    for suffix in (".c", ".o"):
+    for suffix in (".c", ".o", ".lis"):
         try:
             os.unlink(tmp / f"{name}{suffix}")
         except OSError:

@@ -18,87 +18,23 @@ place). Each element is computed by itself, so any thread count gives the same b
 a C double of the function (passed by value), a number literal, or an array (checked at run time);
 a name known to be neither (a parameter that is not an array, a C integer) keeps its statement out
 of the run. Temporaries read only inside the run are C doubles of the loop, never arrays.
+
+A statement may read the name it assigns (`y = y + d`: the loop reads the old y at each place and
+writes a new array, bound to y after the loop) or update an array in place (`x_bar += g`: its
+own numbers, each read just before it is written, when it is writable and no other operand lies
+in its memory: fusecheck's _srcad_in_place_ok). A tape push inside a run, of a value the run does
+not assign before it, is made before the loop. The arrays reach the loop as views.py's buffer
+views (a number operand: a step of 0).
 """
 import ast
-import math
-
-import numpy as np
+import copy
 
 from .common import _is_call
+from .fusecheck import (_APART, _CHECK, _FLAT, _NDARRAY, _NP, _SHAPE, _THREADS, CHECK_TEXT, FUSE_LIBM, FUSE_MIN,
+                        FUSE_PARALLEL, RESERVED)
+from .views import VIEW
 
-def _agrees(name):
-    """Whether NumPy's float64 array loop of name gives the C library's results (math.* calls it) on
-    this machine: NumPy builds with AVX-512 use their own exp/log, whose last bits can differ."""
-    xs = np.linspace(0.01, 40.0, 301)
-    mf = getattr(math, name)
-    return bool(np.array_equal(getattr(np, name)(xs), np.array([mf(float(v)) for v in xs])))
-
-
-FUSE_LIBM = {k: v for k, v in {"exp": "exp", "log": "log", "sin": "sin", "cos": "cos", "sqrt": "sqrt"}.items()
-             if _agrees(k)}
-FUSE_PARALLEL = 1 << 16      # arrays above this many numbers: prange over SRCAD_FUSE_THREADS threads
-FUSE_MIN = 1 << 15           # arrays below this many numbers: the NumPy lines (in cache, a loop saves little and its set-up costs)
-_CHECK = "_srcad_fusable"
-_NP = "_srcad_np"
-_FLAT = "_srcad_flat"
-_SHAPE = "_srcad_shape"
-_THREADS = "_srcad_threads"
-RESERVED = (_CHECK, _NP, _FLAT, _SHAPE, _THREADS, "_srcad_size", "_srcad_os", "openmp")
-
-CHECK_TEXT = f'''
-
-import numpy as {_NP}
-import os as _srcad_os
-from cython.parallel cimport prange
-cimport openmp
-
-# the threads of a fused loop above {FUSE_PARALLEL} numbers: SRCAD_FUSE_THREADS (0: OpenMP's count,
-# OMP_NUM_THREADS or the cores); 1 when unset (on a machine whose cores are busy, OpenMP's waiting
-# threads cost more than they give)
-cdef int {_THREADS} = int(_srcad_os.environ.get("SRCAD_FUSE_THREADS", "1").strip() or "1")
-if {_THREADS} <= 0:
-    {_THREADS} = openmp.omp_get_max_threads()
-
-
-def {_CHECK}(Py_ssize_t known, tuple needs, *values):
-    """The shape every array among values shares (each a C-contiguous float64 ndarray, ndim >= 1,
-    of at least {FUSE_MIN} numbers; the first `known` values must be arrays, the others may be
-    Python or NumPy float64 numbers, read as that number at every place), or None. needs: per
-    statement, the values of which one at least must be an array (else NumPy gives a number)."""
-    shape = None
-    arr = []
-    for j, a in enumerate(values):
-        if type(a) is {_NP}.ndarray:
-            if a.dtype.char != "d" or not a.flags.c_contiguous or a.ndim == 0 or a.size < {FUSE_MIN}:
-                return None
-            if shape is None:
-                shape = a.shape
-            elif a.shape != shape:
-                return None
-            arr.append(True)
-        elif j >= known and (type(a) is float or type(a) is {_NP}.float64):
-            arr.append(False)
-        else:
-            return None
-    for need in needs:
-        if not any(arr[j] for j in need):
-            return None
-    return shape
-
-
-def {_FLAT}(v, shape):
-    """v's numbers as one row: an array's own (C order), or a number repeated (stride 0)."""
-    if type(v) is {_NP}.ndarray:
-        return v.reshape(-1)
-    return {_NP}.broadcast_to({_NP}.float64(v), (_srcad_size(shape),))
-
-
-cdef Py_ssize_t _srcad_size(tuple shape):
-    cdef Py_ssize_t n = 1
-    for d in shape:
-        n *= d
-    return n
-'''
+__all__ = ["CHECK_TEXT", "FUSE_LIBM", "FUSE_MIN", "FUSE_PARALLEL", "RESERVED", "emit_run", "find_runs"]
 
 
 class _Expr:
@@ -178,61 +114,117 @@ def find_runs(plan, body, lines):
         cur, ops, targets, inputs = [], 0, set(), set()
 
     for st in body:
-        good = (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-                and st.targets[0].id not in plan.doubles and st.targets[0].id not in plan.ints
-                and st.targets[0].id not in plan.arrays and st.targets[0].id not in params)
+        push = _push(st)
+        if push is not None and cur and push not in targets and push not in plan.doubles \
+                and not _gap(lines, cur[-1], st):
+            cur.append(st)          # (moved before the loop: it takes the value the run does not assign)
+            continue
+        t = _target(st)
+        good = (t is not None and t not in plan.doubles and t not in plan.ints and t not in plan.arrays
+                and t not in params)
         if good:
-            fine, arr, n = ex.ok(st.value)
-            good = fine and arr and st.targets[0].id not in _reads(st.value)     # (y = y + d: not fused)
-        if cur and good:
-            between = lines[cur[-1].end_lineno:st.lineno - 1]
-            t = st.targets[0].id
-            if any(s.strip().startswith("#") or s.strip() for s in between) or t in targets or t in inputs:
-                close()
+            fine, arr, n = ex.ok(_value(st))
+            good = fine and arr
+        if cur and good and (_gap(lines, cur[-1], st) or t in targets):
+            close()
         if not good:
             close()
             continue
         cur.append(st)
         ops += n
-        inputs |= _reads(st.value) - targets
-        targets.add(st.targets[0].id)
+        targets.add(t)
     close()
-    return runs
+    return [(_trim(stmts), n) for stmts, n in runs]
+
+
+def _gap(lines, before, st):
+    """Whether a line (a comment: another user line) stands between two statements."""
+    return any(s.strip() for s in lines[before.end_lineno:st.lineno - 1])
+
+
+def _trim(stmts):
+    while stmts and _push(stmts[-1]) is not None:     # (a push after the last assignment: not the run's)
+        stmts = stmts[:-1]
+    return stmts
+
+
+def _push(st):
+    """v of a statement `tape.append(v)` (v a name), else None."""
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) \
+            and st.value.func.attr == "append" and isinstance(st.value.func.value, ast.Name) \
+            and st.value.func.value.id.startswith("tape") and len(st.value.args) == 1 and not st.value.keywords \
+            and isinstance(st.value.args[0], ast.Name):
+        return st.value.args[0].id
+    return None
+
+
+def _target(st):
+    """The name an assignment `t = e` or an in-place update `t op= e` (+ - * /) binds, else None."""
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+        return st.targets[0].id
+    if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) \
+            and isinstance(st.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        return st.target.id
+    return None
+
+
+def _value(st):
+    """What the statement computes: `t op e` for an in-place update (its numbers, written in place)."""
+    if isinstance(st, ast.AugAssign):
+        return ast.BinOp(ast.Name(st.target.id, ast.Load()), st.op, st.value)
+    return st.value
+
+
+def _inputs(stmts, plan):
+    """Per statement, its value with each name read from the run's own earlier assignments marked
+    (set of ids of those Name nodes), and the names read from outside the run: (arrays, scalars)."""
+    assigned, own, arrays, scalars = set(), set(), [], []
+    values = []
+    for st in stmts:
+        v = _value(st)
+        for n in ast.walk(v):
+            if not isinstance(n, ast.Name) or n.id in ("np", "numpy", "rt"):
+                continue
+            if n.id in assigned:
+                own.add(id(n))
+            else:
+                group = scalars if n.id in plan.doubles else arrays
+                if n.id not in group:
+                    group.append(n.id)
+        values.append(v)
+        assigned.add(_target(st))
+    return values, own, arrays, scalars
 
 
 def emit_run(run, plan, fn, lines, number, taken):
     """(replacement lines at the run's place, the module-level helper's lines) for one run."""
-    stmts, _ = run
-    inside = set(map(id, (n for st in stmts for n in ast.walk(st))))
+    allst, _ = run
+    pushes = [st for st in allst if _push(st) is not None]
+    stmts = [st for st in allst if _push(st) is None]
+    inside = set(map(id, (n for st in allst for n in ast.walk(st))))
     read_outside = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                     and id(n) not in inside}
-    targets = [st.targets[0].id for st in stmts]
-    outs = [t for t in targets if t in read_outside]
-    if not outs:
+    targets = [_target(st) for st in stmts]
+    inplace = [_target(st) for st in stmts if isinstance(st, ast.AugAssign)]
+    outs = [t for st, t in zip(stmts, targets) if isinstance(st, ast.Assign) and t in read_outside]
+    if not outs and not inplace:
         outs = targets[-1:]
-    arrays, scalars = [], []
-    for st in stmts:
-        for n in ast.walk(st.value):
-            if isinstance(n, ast.Name) and n.id not in targets:
-                group = scalars if n.id in plan.doubles else arrays
-                if n.id not in group and not (isinstance(n.ctx, ast.Load) and n.id in ("np", "numpy", "rt")):
-                    group.append(n.id)
-    arrays = [a for a in arrays if a not in ("np", "numpy", "rt")]
+    values, own, arrays, scalars = _inputs(stmts, plan)
     arrays.sort(key=lambda a: not _known(plan, a))       # the signature's arrays first
     known = sum(1 for a in arrays if _known(plan, a))
     deps = {}           # target -> the inputs (indices into arrays) one of which is an array if it is
-    needs = []
-    for st in stmts:
+    needs = [(arrays.index(t),) for t in inplace if arrays.index(t) >= known]    # (updated in place: an array)
+    for st, v in zip(stmts, values):
         d = set()
-        for n in ast.walk(st.value):
-            if isinstance(n, ast.Name) and n.id in deps:
+        for n in ast.walk(v):
+            if isinstance(n, ast.Name) and id(n) in own:
                 d |= deps[n.id]
             elif isinstance(n, ast.Name) and n.id in arrays:
                 d.add(arrays.index(n.id))
-        deps[st.targets[0].id] = d
+        deps[_target(st)] = d
         if not d & set(range(known)):
             needs.append(tuple(sorted(d)))
-        for div in ast.walk(st.value):      # a / b of two Python floats raises ZeroDivisionError: not fused
+        for div in ast.walk(v):      # a / b of two Python floats raises ZeroDivisionError: not fused
             if isinstance(div, ast.BinOp) and isinstance(div.op, ast.Div) and not _nonzero(div.right):
                 names = {n.id for n in ast.walk(div) if isinstance(n, ast.Name)}
                 if not names & (set(deps) | set(arrays[:known])):
@@ -240,22 +232,31 @@ def emit_run(run, plan, fn, lines, number, taken):
     name = f"_srcad_fused_{number}"
     local = set(arrays) | set(scalars) | set(targets)
 
-    def fresh(base):
+    def fresh(base, avoid=()):
         k, out = 2, base
-        while out in local or out in taken:
+        while out in local or out in taken or out in avoid:
             out, k = f"{base}{k}", k + 1
         local.add(out)
         return out
     idx, size = fresh("k"), fresh("n")
     val = {t: fresh(f"{t}_k") for t in targets}
+    param = {o: (fresh(f"{o}_new") if o in arrays else o) for o in outs}     # (y = y + d: the old y is read)
+    ptr = {a: fresh(f"{a}_p") for a in arrays + [param[o] for o in outs]}
+    step = {a: fresh(f"{a}_s") for a in arrays[known:]}     # (0 for a number: read at every place)
 
     class C(ast.NodeTransformer):
+        def __init__(self, marked):
+            self.marked = marked          # the Name nodes that read the run's own earlier values
+
         def visit_Name(self, node):
-            if node.id in val:
+            if id(node) in self.marked:
                 return ast.Name(val[node.id], ast.Load())
             if node.id in scalars:
                 return node
-            return ast.Subscript(ast.Name(node.id, ast.Load()), ast.Name(idx, ast.Load()), ast.Load())
+            at = ast.Name(idx, ast.Load())
+            if node.id in step:
+                at = ast.BinOp(at, ast.Mult(), ast.Name(step[node.id], ast.Load()))
+            return ast.Subscript(ast.Name(ptr[node.id], ast.Load()), at, ast.Load())
 
         def visit_Constant(self, node):
             return ast.Constant(float(node.value)) if type(node.value) is int else node
@@ -270,38 +271,54 @@ def emit_run(run, plan, fn, lines, number, taken):
         def visit_Attribute(self, node):
             return node
     loop = []
-    for st in stmts:
-        t = st.targets[0].id
-        loop.append(f"{val[t]} = {ast.unparse(C().visit(ast.parse(ast.unparse(st.value), mode='eval').body))}")
-        if t in outs:
-            loop.append(f"{t}[{idx}] = {val[t]}")
+    for t, v in zip(targets, values):
+        twin = copy.deepcopy(v)       # (a copy: the module's tree is read again, by the next function too)
+        marked = {id(b) for a, b in zip(ast.walk(v), ast.walk(twin)) if id(a) in own}
+        loop.append(f"{val[t]} = {ast.unparse(C(marked).visit(twin))}")
+        if t in outs or t in inplace:
+            loop.append(f"{ptr[param.get(t, t)]}[{idx}] = {val[t]}")
     comments = _comments(lines, stmts[0].lineno)
-    sig = [f"const double[{'::1' if j < known else ':'}] {a}" for j, a in enumerate(arrays)] + \
-        [f"double[::1] {o}" for o in outs] + \
-        [f"double {s}" for s in scalars]
+    sig = [f"{VIEW} {a}" for a in arrays + [param[o] for o in outs]] + [f"double {s}" for s in scalars]
     helper = ["", "", "@cython.boundscheck(False)", "@cython.wraparound(False)", "@cython.cdivision(True)",
-              f"cdef void {name}({', '.join(sig)}) noexcept nogil:",
+              f"cdef void {name}({', '.join(sig)}) noexcept:",
               f'    """One loop for {", ".join(targets)}: each number computed by itself (any thread count, '
-              f'the same bits)."""']
+              f'the same bits); the first {known} arrays C-contiguous, the others read with a step (0: a '
+              f'number){"; " + ", ".join(inplace) + " updated in place" if inplace else ""}."""']
     helper += ["    " + c for c in comments]
-    helper += [f"    cdef Py_ssize_t {idx}, {size} = {outs[0]}.shape[0]",
-               f"    cdef double {', '.join(val[t] for t in targets)}",
-               f"    if {size} > {FUSE_PARALLEL} and {_THREADS} > 1:",
-               f"        for {idx} in prange({size}, schedule='static', num_threads={_THREADS}):"]
-    helper += ["            " + s for s in loop]
-    helper += ["    else:", f"        for {idx} in range({size}):"]
-    helper += ["            " + s for s in loop]
+    helper += [f"    cdef Py_ssize_t {idx}, {size} = {(param[outs[0]] if outs else inplace[0])}.buf.shape[0]"]
+    helper += [f"    cdef {'' if a in inplace else 'const '}double* {ptr[a]} = <double*> {a}.buf.buf" for a in arrays]
+    helper += [f"    cdef double* {ptr[param[o]]} = <double*> {param[o]}.buf.buf" for o in outs]
+    helper += [f"    cdef Py_ssize_t {step[a]} = {a}.buf.strides[0] // 8" for a in arrays[known:]]
+    helper += [f"    cdef double {', '.join(dict.fromkeys(val[t] for t in targets))}",
+               "    with nogil:",
+               f"        if {size} > {FUSE_PARALLEL} and {_THREADS} > 1:",
+               f"            for {idx} in prange({size}, schedule='static', num_threads={_THREADS}):"]
+    helper += ["                " + s for s in loop]
+    helper += ["        else:", f"            for {idx} in range({size}):"]
+    helper += ["                " + s for s in loop]
     indent = " " * stmts[0].col_offset
-    repl = [f"{indent}{_SHAPE} = {_CHECK}({known}, {tuple(needs)!r}, {', '.join(arrays)})",
-            f"{indent}if {_SHAPE} is not None:  # srcad: one loop over the numbers ({name}), else the NumPy lines"]
+    check = f"{_CHECK}({known}, {tuple(needs)!r}, {', '.join(arrays)})"
+    if not known:       # (a test in C first: in a loop over numbers, no call when none is an array)
+        check += f" if {' or '.join(f'type({a}) is {_NDARRAY}' for a in arrays)} else None"
+    cond = f"{_SHAPE} is not None"
+    for t in inplace:       # (written in place: writable, and no other operand in its memory)
+        others = [a for a in arrays if a != t]
+        cond += f" and {_APART}({t}, ({''.join(a + ', ' for a in others)}))"
+    repl = [indent + ast.unparse(st) for st in pushes]
+    repl += [f"{indent}{_SHAPE} = {check}",
+             f"{indent}if {cond}:  # srcad: one loop over the numbers ({name}), else the NumPy lines"]
     for o in outs:
-        repl.append(f"{indent}    {o} = {_NP}.empty({_SHAPE})")
-    ravel = [f"{a}.reshape(-1)" if j < known else f"{_FLAT}({a}, {_SHAPE})" for j, a in enumerate(arrays)] + \
-        [f"{o}.reshape(-1)" for o in outs] + scalars
+        repl.append(f"{indent}    {param[o]} = {_NP}.empty({_SHAPE})")
+    ravel = [f"{VIEW}({a}.reshape(-1), 1, False)" if j < known else
+             f"{VIEW}({_FLAT}({a}, {_SHAPE}), 1, {a in inplace})" for j, a in enumerate(arrays)] + \
+        [f"{VIEW}({param[o]}.reshape(-1), 1, True)" for o in outs] + scalars
     repl.append(f"{indent}    {name}({', '.join(ravel)})")
+    repl += [f"{indent}    {o} = {param[o]}" for o in outs if param[o] != o]
     repl.append(f"{indent}else:")
+    moved = {k for st in pushes for k in range(st.lineno, st.end_lineno + 1)}
     for k in range(stmts[0].lineno, stmts[-1].end_lineno + 1):
-        repl.append("    " + lines[k - 1])
+        if k not in moved:
+            repl.append("    " + lines[k - 1])
     return repl, helper
 
 

@@ -12,10 +12,12 @@ module, line for line (the user's names, the `# L<n>:` comments), with what can 
   shape, become `cdef Py_ssize_t`: the loop is a C loop (Cython turns `reversed(range(n))` into
   one too);
 - a float64 array parameter (and a local made once by `np.zeros_like` of one) of known rank gets a
-  typed memoryview, and an element access with typed integer indices goes through it. Bounds and
-  negative-index checks stay on, except on a statement whose every access is proven in range: the
-  index is the target of the enclosing `range(n)` loop, not reassigned in it, and n is that
-  array's extent on that axis (`x.shape[k]`, `len(x)`, or a name read once from it);
+  view of its numbers (views.py: the buffer protocol, not a typed memoryview, whose C code would
+  double the build time), and an element access with typed integer indices goes through it
+  (`_srcad_at1(x_v, i)[0]`). Bounds and negative-index checks stay on, except for an access proven
+  in range (`_srcad_at1_proven`): each index is the target of an enclosing `range(n)` loop, not
+  reassigned in it, and n is that array's extent on that axis (`x.shape[k]`, `len(x)`, or a name
+  read once from it);
 - a chain of elementwise float64 array statements of one user line becomes one C loop (fuse.py),
   behind a run-time check of the arrays' shapes and layout (else the NumPy lines run);
 - the math functions whose NumPy and C library results agree bit for bit (`_LIBM`; np.tanh does
@@ -43,6 +45,8 @@ from .fuse import CHECK_TEXT, RESERVED, emit_run, find_runs
 from .plan import _Function
 from .smallvec import SMALL, Untypable, VecFunction, vec
 from .vecgen import function_text
+from .views import RESERVED as VIEW_RESERVED
+from .views import VIEW, VIEW_TEXT, accessors
 
 __all__ = ["DIRECTIVES", "TranslateError", "translate", "_LIBM"]
 
@@ -55,6 +59,7 @@ class _Rewrite(ast.NodeTransformer):
         self.changed = False
         self.checked = False      # an element access not proven in range
         self.proven = False
+        self.ndims = set()        # the ranks of the arrays read or written element by element
 
     def visit_Subscript(self, node):
         node = self.generic_visit(node)
@@ -63,11 +68,16 @@ class _Rewrite(ast.NodeTransformer):
             return node
         arr, idx = el
         self.changed = True
+        ndim = self.plan.arrays[arr][0]
+        self.ndims.add(ndim)
         if all(self._in_range(arr, k, i) for k, i in enumerate(idx)):
             self.proven = True
+            name = f"_srcad_at{ndim}_proven"
         else:
             self.checked = True
-        return ast.Subscript(ast.Name(self.aliases[arr], ast.Load()), node.slice, node.ctx)
+            name = f"_srcad_at{ndim}"
+        at = ast.Call(ast.Name(name, ast.Load()), [ast.Name(self.aliases[arr], ast.Load()), *idx], [])
+        return ast.Subscript(at, ast.Constant(0), node.ctx)     # the number at that address
 
     def _in_range(self, arr, axis, i):
         if not isinstance(i, ast.Name):
@@ -129,14 +139,14 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
     tree = ast.parse(source)
     taken = _names(tree)
     for reserved in ("cython", "libc", "PyMem_Malloc", "PyMem_Realloc", "PyMem_Free", "prange", _HELPER, _TAPE,
-                     *RESERVED):
-        if reserved in taken:
+                     *RESERVED, *VIEW_RESERVED):
+        if reserved in taken or any(n.startswith("_srcad_at") for n in taken):
             raise TranslateError(f"the module uses the name {reserved!r}, which the Cython text needs")
     lines = source.splitlines()
     edits = {}          # first line (1-based) -> (last line, replacement lines)
     inserts = {}        # line (1-based) -> lines inserted before it
     after = {}          # line -> lines inserted after it
-    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None, "fused": []}
+    notes = {"typed": 0, "proven": 0, "checked": 0, "vector": 0, "why": None, "fused": [], "ndims": set()}
     module = {fn.name: fn for fn in tree.body if isinstance(fn, ast.FunctionDef)}
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef):
@@ -149,6 +159,9 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
            "# srcad: the generated module below as Cython (srcad.grad(..., compile=True)); typed where proven,",
            "# Python objects elsewhere. Element accesses are bounds-checked unless marked proven in range."]
     out += _PREAMBLE.splitlines()
+    if notes["fused"] or notes["ndims"] or notes.get("views"):
+        out += VIEW_TEXT.splitlines()
+        out += accessors(notes["ndims"])
     if notes["fused"]:
         out += CHECK_TEXT.splitlines()
         for helper in notes["fused"]:
@@ -234,14 +247,13 @@ def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):
     if i_locals:
         decl.append(f"{indent}cdef Py_ssize_t {', '.join(i_locals)}")
     for name, alias in aliases.items():
-        ndim = plan.arrays[name][0]
-        const = "const " if name in params and name not in plan.written else ""
-        decl.append(f"{indent}cdef {const}double[{', '.join([':'] * ndim)}] {alias}")
+        decl.append(f"{indent}cdef {VIEW} {alias}  # {name}'s numbers")
+        notes["views"] = True
     for t, alias in tapes.items():
         decl.append(f"{indent}cdef {_TAPE} {alias} = {_TAPE}()  # the numbers of {t}, unboxed")
     for name, alias in aliases.items():
         if name in params:
-            decl.append(f"{indent}{alias} = {name}")
+            decl.append(f"{indent}{alias} = {_view(plan, name)}")
     notes["typed"] += len(d_locals) + len(i_locals) + len(aliases)
     start = body[first].lineno
     while start - 1 >= 1 and lines[start - 2].strip().startswith("#") and start - 1 > fn.lineno:
@@ -256,6 +268,11 @@ def _plan_function(fn, kinds, taken, lines, edits, inserts, after, notes):
         notes["typed"] += 1
     plan.tape_aliases = tapes
     _walk(plan, fn.body, {}, aliases, lines, edits, after, notes)
+
+
+def _view(plan, name):
+    """The text making the view of the array `name` (writable when the function writes its numbers)."""
+    return f"{VIEW}({name}, {plan.arrays[name][0]}, {name in plan.written})"
 
 
 def _tape_rewrite(plan, st):
@@ -319,15 +336,10 @@ def _walk(plan, body, loops, aliases, lines, edits, after, notes):
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
                 and st.targets[0].id in aliases and st.targets[0].id not in plan.params:
             name = st.targets[0].id
-            after.setdefault(st.end_lineno, []).append(f"{indent}{aliases[name]} = {name}")
+            after.setdefault(st.end_lineno, []).append(f"{indent}{aliases[name]} = {_view(plan, name)}")
         if not rw.changed:
             continue
-        text = ast.unparse(new)
-        if rw.proven and not rw.checked:
-            repl = [f"{indent}with cython.boundscheck(False), cython.wraparound(False):  # indices proven in range",
-                    f"{indent}    {text}"]
-            notes["proven"] += 1
-        else:
-            repl = [f"{indent}{text}"]
-            notes["checked"] += rw.checked
-        edits[st.lineno] = (st.end_lineno, repl)
+        notes["ndims"] |= rw.ndims
+        notes["proven"] += rw.proven and not rw.checked
+        notes["checked"] += rw.checked
+        edits[st.lineno] = (st.end_lineno, [f"{indent}{ast.unparse(new)}"])
