@@ -108,6 +108,20 @@ def _is_call(node, module, names):
             and node.func.attr in names)
 
 
+def zeros_of(node):
+    """X for `np.zeros_like(X)` or `np.zeros(X.shape)` (X a name, no keywords): the same new array
+    when X is a float64 ndarray, which the caller checks (the reverse transform writes the second
+    form for a float64 array's zero cotangent); None for anything else."""
+    if not (_is_call(node, ("np", "numpy"), ("zeros_like", "zeros")) and len(node.args) == 1 and not node.keywords):
+        return None
+    a = node.args[0]
+    if node.func.attr == "zeros_like":
+        return a if isinstance(a, ast.Name) else None
+    if isinstance(a, ast.Attribute) and a.attr == "shape" and isinstance(a.value, ast.Name):
+        return a.value
+    return None
+
+
 def _range_bound(it):
     """E of `range(E)`, `range(0, E)` or `reversed(range(E))`; the iterable when it is a range of
     any form (None bound); False when it is no range at all."""

@@ -2,7 +2,7 @@
 or unboxed tapes (see pyx.py for the rules)."""
 import ast
 
-from .common import _ARITH, _LIBM, _MATH_MODULES, _is_call, _range_bound, maybe_unbound
+from .common import _ARITH, _LIBM, _MATH_MODULES, _is_call, _range_bound, maybe_unbound, zeros_of
 
 
 class _Function:
@@ -96,9 +96,8 @@ class _Function:
                 if isinstance(k, tuple) and len(k) == 2 and k[0] == "d" and isinstance(k[1], int) and k[1] >= 1:
                     self.arrays[name] = (k[1], name)
         for name, how in self.assigns.items():
-            if len(how) == 1 and how[0][0] == "value" and _is_call(how[0][1], _MATH_MODULES[:2], ("zeros_like",)):
-                call = how[0][1]
-                src = call.args[0] if len(call.args) == 1 and not call.keywords else None
+            if len(how) == 1 and how[0][0] == "value" and zeros_of(how[0][1]) is not None:
+                src = zeros_of(how[0][1])      # np.zeros_like(a) or np.zeros(a.shape) of a float64 array
                 if isinstance(src, ast.Name) and src.id in self.arrays:
                     self.arrays[name] = (self.arrays[src.id][0], self.arrays[src.id][1])
         for name in list(self.arrays):

@@ -23,7 +23,7 @@ main function's return is evaluated as Python, the vectors packed into arrays.
 """
 import ast
 
-from .common import _is_call, _range_bound, maybe_unbound
+from .common import _is_call, _range_bound, maybe_unbound, zeros_of
 from .vecexpr import _OPS, SMALL, Untypable, VecExpr, _const_int, is_vec, num, vec
 
 __all__ = ["SMALL", "Untypable", "VecFunction", "vec"]
@@ -170,6 +170,11 @@ class VecFunction:
 
     _FRESH = (("np", "numpy"), ("zeros_like", "full_like"))
 
+    def _fresh_vector(self, e):
+        """e makes a new small vector: np.zeros_like / np.full_like of one, or np.zeros(v.shape)."""
+        src = e.args[0] if _is_call(e, *self._FRESH) and e.args else zeros_of(e)
+        return src is not None and is_vec(self.expr().type_of(src))
+
     def _item_writes_sound(self):
         """The vectors written item by item must be arrays the function made itself and nothing
         else holds: every assignment of one is np.zeros_like / np.full_like of a vector, and it is
@@ -198,8 +203,7 @@ class VecFunction:
                             if not -t[1] <= k < t[1]:
                                 raise Untypable(f"an item write into {name} out of range")
                         elif isinstance(tg, ast.Name) and tg.id == name and not (
-                                isinstance(n, ast.Assign) and _is_call(n.value, *self._FRESH) and n.value.args
-                                and is_vec(self.expr().type_of(n.value.args[0]))):
+                                isinstance(n, ast.Assign) and self._fresh_vector(n.value)):
                             raise Untypable(f"{name} is written item by item but assigned {ast.unparse(n.value)}, "
                                             "not a new array")
             for k, top in enumerate(self.fn.body):

@@ -8,7 +8,7 @@ concatenation for a tuple); an expression outside the rules raises Untypable.
 """
 import ast
 
-from .common import _HELPER, _LIBM, _MATH_MODULES, _is_call
+from .common import _HELPER, _LIBM, _MATH_MODULES, _is_call, zeros_of
 
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 SMALL = 8        # the longest array scalarised
@@ -175,6 +175,13 @@ class VecExpr:
         f = e.func
         if isinstance(f, ast.Name) and f.id in self.fn.module:
             return self._helper(e)
+        if _is_call(e, ("np", "numpy"), ("zeros",)) and zeros_of(e) is not None:
+            t, _ = self.ev(zeros_of(e))      # np.zeros(v.shape): np.zeros_like(v) of a float64 vector
+            if t is None:
+                return None, None
+            if not is_vec(t):
+                raise Untypable(f"the call {ast.unparse(e)}")
+            return t, ["0.0"] * t[1]
         if e.keywords:
             raise Untypable(f"the call {ast.unparse(e)}")
         pos = e.args[:2] if _is_call(e, ("rt",), ("sum_vjp",)) else e.args[:1] if _is_call(e, ("rt",), ("sum_jvp",)) \
