@@ -74,13 +74,21 @@ SLOW_TESTS = {   # each over 2 s (on 2 cores shared with other jobs, 2026-11-25)
 }
 
 
+_STARTS_A_SUBPROCESS = {}      # test function -> whether its source starts one
+
+
 def _starts_a_subprocess(item):
+    """Whether the test's source names subprocess or sys.executable: read once per function (a
+    parametrized test has many items; inspect.getsource took a quarter of collection)."""
     import inspect
-    try:
-        src = inspect.getsource(item.function)
-    except (OSError, TypeError, AttributeError):
-        return False
-    return "subprocess" in src or "sys.executable" in src
+    fn = getattr(item, "function", None)
+    if fn not in _STARTS_A_SUBPROCESS:
+        try:
+            src = inspect.getsource(fn)
+        except (OSError, TypeError, AttributeError):
+            src = ""
+        _STARTS_A_SUBPROCESS[fn] = "subprocess" in src or "sys.executable" in src
+    return _STARTS_A_SUBPROCESS[fn]
 
 
 def pytest_collection_modifyitems(config, items):
