@@ -74,17 +74,42 @@ SLOW_TESTS = {   # each over 2 s (on 2 cores shared with other jobs, 2026-11-25)
 }
 
 
+_STARTS_A_SUBPROCESS = {}      # test function -> whether its source starts one
+
+
 def _starts_a_subprocess(item):
+    """Whether the test's source names subprocess or sys.executable: read once per function (a
+    parametrized test has many items; inspect.getsource took a quarter of collection)."""
     import inspect
-    try:
-        src = inspect.getsource(item.function)
-    except (OSError, TypeError, AttributeError):
-        return False
-    return "subprocess" in src or "sys.executable" in src
+    fn = getattr(item, "function", None)
+    if fn not in _STARTS_A_SUBPROCESS:
+        try:
+            src = inspect.getsource(fn)
+        except (OSError, TypeError, AttributeError):
+            src = ""
+        _STARTS_A_SUBPROCESS[fn] = "subprocess" in src or "sys.executable" in src
+    return _STARTS_A_SUBPROCESS[fn]
+
+
+# ---- the order of files for `pytest -n 2 --dist loadfile --no-loadscope-reorder` (.ci/run) ----------
+# Each worker is given the next file when it is free: the files that take longest go first (measured
+# with -n 2, 2026-11-25: each over 30 s of CPU), so that neither worker is left with one of them at
+# the end while the other waits. The order within a file is kept; without xdist nothing moves.
+LONGEST_FIRST = ["test_property_modes.py", "test_compile.py", "test_autograd_surface.py", "test_systematic.py",
+                 "test_kernels.py", "test_checkpoint.py", "test_property_hunt.py", "test_rules_coverage.py",
+                 "test_oracle.py", "test_sparse.py", "test_transform_fixes.py", "test_cache.py",
+                 "test_property.py", "test_compile_fusion.py", "test_safety.py", "test_error_messages.py"]
+
+
+def _longest_first(items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(os.path.basename(str(item.fspath)), len(rank)))    # a stable sort
 
 
 def pytest_collection_modifyitems(config, items):
     import pytest
+    if os.environ.get("PYTEST_XDIST_WORKER"):     # every worker collects, and sorts, the same way
+        _longest_first(items)
     for item in items:
         name = os.path.basename(str(item.fspath))
         if (name in SLOW_FILES or f"{name}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS

@@ -194,8 +194,17 @@ def _is_integer_or_shape(v):
     return isinstance(v, tuple) and all(isinstance(e, (int, np.integer)) for e in v)
 
 
+_NUMPY_NAMES = {id(v): n for n, v in vars(np).items()}
+
+
 def _key_name(key):
-    return key if isinstance(key, str) else f"{getattr(key, '__module__', '')}.{getattr(key, '__name__', key)}"
+    """The test id of a registry key: an instance such as np.s_ by its name in numpy, never its repr
+    (an address, different in each process: pytest -n 2's workers must collect the same ids)."""
+    if isinstance(key, str):
+        return key
+    if not hasattr(key, "__name__") and id(key) in _NUMPY_NAMES:
+        return f"numpy.{_NUMPY_NAMES[id(key)]}"
+    return f"{getattr(key, '__module__', '')}.{getattr(key, '__name__', type(key).__name__)}"
 
 
 NONDIFF = [k for k, r in registry._TABLE.items() if r.nondiff]

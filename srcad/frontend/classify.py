@@ -56,6 +56,15 @@ def _value_names(node):
     return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
 
 
+def _bound_receiver(method, f):
+    """The first argument of a bound method `f` names: for a classmethod, the class it is bound
+    to (`type(m)` when reached through an instance, as Python passes it: never the instance), else
+    the instance, read where the call reads it (`m` in `m.g(x)`, `h.__self__` for `h = m.g`)."""
+    if isinstance(method.__self__, type):
+        return ast.Constant(method.__self__)
+    return f.value if isinstance(f, ast.Attribute) else ast.Attribute(f, "__self__", ast.Load())
+
+
 class Classify:
     """Each statement's Op, in `ops` (mixed into Analysis, which gives `fn`, `parsed`, `locals`)."""
 
@@ -112,8 +121,8 @@ class Classify:
                 op.rule, op.bound = rule, self._bind(rule, call.args, call.keywords, call, fname)
             elif is_user_function(obj) or is_user_method(obj):
                 op.callee = transformable(obj)
-                if is_user_method(obj):     # a method of a global object: it goes first
-                    op.callee, op.receiver = method_of_object(obj), f.value
+                if is_user_method(obj):     # a method of a global object: its receiver goes first
+                    op.callee, op.receiver = method_of_object(obj), _bound_receiver(obj, f)
                 op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
                 return
             else:
