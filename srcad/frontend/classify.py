@@ -65,6 +65,15 @@ def _bound_receiver(method, f):
     return f.value if isinstance(f, ast.Attribute) else ast.Attribute(f, "__self__", ast.Load())
 
 
+def _user_call_method(obj):
+    """`obj.__call__` for an instance (not a class) whose class defines `__call__` as a user's
+    Python function: calling obj runs that method with obj first; None for anything else."""
+    if isinstance(obj, type):
+        return None
+    method = getattr(obj, "__call__", None)
+    return method if is_user_method(method) and method.__self__ is obj else None
+
+
 class Classify:
     """Each statement's Op, in `ops` (mixed into Analysis, which gives `fn`, `parsed`, `locals`)."""
 
@@ -123,6 +132,10 @@ class Classify:
                 op.callee = transformable(obj)
                 if is_user_method(obj):     # a method of a global object: its receiver goes first
                     op.callee, op.receiver = method_of_object(obj), _bound_receiver(obj, f)
+                op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
+                return
+            elif _user_call_method(obj) is not None:     # emb(x): an object whose class defines __call__ in Python
+                op.callee, op.receiver = method_of_object(_user_call_method(obj)), f
                 op.operands = _names(list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords])
                 return
             else:
