@@ -255,7 +255,7 @@ def test_keyword_calls_and_yielded_gradients():
     x = np.array([0.3, -0.7, 1.1])
     assert_grad_close(keyword_calls, (x,), srcad.grad(keyword_calls)(x))
     text = split_text(keyword_calls)
-    assert "split_forward(callee_frames, scaled_split" in text and "yield x_bar" in text
+    assert "split_forward_kw(callee_frames, scaled_split, (x,), {'scale': 2.0})" in text and "yield x_bar" in text
 
 
 def test_a_frame_that_returns_its_gradients():
@@ -271,7 +271,9 @@ def test_a_frame_that_returns_its_gradients():
     stack = []
     x, z = np.ones(2), np.ones(2)
     frames.split_forward(stack, split, x)
-    frames.split_forward(stack, gen, z, k=1)
+    frames.split_forward_kw(stack, gen, (z,), {"k": 1})
     assert len(stack[-1]) == 4 and len(stack[0]) == 3       # keywords only where there are some
-    assert frames.split_backward(stack, gen, None, "g_bar", 5.0, z, k=1) == 16.0
+    # without the keyword: not gen's frame (the recomputing adjoint runs), with it: the frame
+    assert frames.split_backward(stack, gen, lambda z, g_bar: -1.0, "g_bar", 5.0, z) == -1.0
+    assert frames.split_backward_kw(stack, gen, None, "g_bar", 5.0, (z,), {"k": 1}) == 16.0
     assert frames.split_backward(stack, split, None, "g_bar", 5.0, x) == 10.0 and not stack

@@ -15,22 +15,26 @@ primal call had (restored from the tape), so the match is the top frame in pract
 frame matches (an adjoint that runs without its primal call, a call whose adjoint is skipped),
 the recomputing `<g>_vjp` runs, exactly as without frames: never a frame of other arguments.
 
-A frame entry is (split, args, frame), or (split, args, frame, kwargs) for a call with keywords
-(the common call, positional only, allocates no keyword dict).
+A frame entry is (split, args, frame), or (split, args, frame, kwargs) for a call with keywords:
+the common call, positional only, goes through split_forward/split_backward, which take no
+**kwargs (CPython would make an empty dict per call); a call with keywords through the `_kw` pair.
 """
 from operator import is_
 
 
-def split_forward(frames, split, *args, **kwargs):
+def split_forward(frames, split, *args):
     """g's value from its split adjoint run up to its seed; the suspended frame joins `frames`."""
-    if kwargs:
-        frame = split(*args, **kwargs)
-        value = next(frame)
-        frames.append((split, args, frame, kwargs))
-        return value
     frame = split(*args)
     value = next(frame)
     frames.append((split, args, frame))
+    return value
+
+
+def split_forward_kw(frames, split, args, kwargs):
+    """split_forward of a call with keywords (`args` a tuple, `kwargs` a dict)."""
+    frame = split(*args, **kwargs)
+    value = next(frame)
+    frames.append((split, args, frame, kwargs))
     return value
 
 
@@ -47,11 +51,11 @@ def _resume(frame, seed):
         return done.value
 
 
-def split_backward(frames, split, vjp, seed_name, seed, *args, **kwargs):
+def split_backward(frames, split, vjp, seed_name, seed, *args):
     """The cotangents of g's arguments for the output cotangent `seed`: from the frame its primal
     call left (the latest with the same split function and the same argument objects), else by
     the recomputing `vjp`."""
-    if frames and not kwargs:       # the common case: the top frame, positional arguments
+    if frames:      # the common case: the top frame
         top = frames[-1]
         if top[0] is split and len(top) == 3:
             fargs = top[1]
@@ -61,6 +65,11 @@ def split_backward(frames, split, vjp, seed_name, seed, *args, **kwargs):
                     return top[2].send(seed)
                 except StopIteration as done:
                     return done.value
+    return split_backward_kw(frames, split, vjp, seed_name, seed, args, {})
+
+
+def split_backward_kw(frames, split, vjp, seed_name, seed, args, kwargs):
+    """split_backward of a call with keywords (`args` a tuple, `kwargs` a dict)."""
     for k in range(len(frames) - 1, -1, -1):
         entry = frames[k]
         fkwargs = entry[3] if len(entry) == 4 else None

@@ -13,7 +13,7 @@ which yields the gradients (a second yield, where it has no other return: no Sto
 In every generated function of the unit, a primal call `y = g(a, b)` whose adjoint call
 `g_vjp(a, b, g_bar=y_bar)` has the same arguments becomes `y = rt.split_forward(callee_frames,
 g_split, a, b)` and the adjoint call `rt.split_backward(callee_frames, g_split, g_vjp, 'g_bar',
-y_bar, a, b)`, which resumes the frame whose arguments are those very objects, or runs `g_vjp`
+y_bar, a, b)` (a call with keywords: the `_kw` pair, arguments as a tuple and a dict), which resumes the frame whose arguments are those very objects, or runs `g_vjp`
 (the recomputation, as before) when there is none (srcad/runtime/frames.py).
 """
 import ast
@@ -183,6 +183,11 @@ def _rt(helper, args, keywords=()):
     return ast.Call(ast.Attribute(ast.Name("rt", ast.Load()), helper, ast.Load()), list(args), list(keywords))
 
 
+def _dict(keywords):
+    """`{'a': x, **d}` of a call's keywords."""
+    return ast.Dict([None if k.arg is None else ast.Constant(k.arg) for k in keywords], [k.value for k in keywords])
+
+
 def split_calls(unit: "Unit", functions: list[ast.FunctionDef], splits: dict) -> list[ast.FunctionDef]:
     """Turn the split twins into generators and let every generated function call them (see the
     module docstring); returns the functions to emit (a twin that could not be made a generator
@@ -232,7 +237,9 @@ def _rewrite(unit, fn, ready, by_name):
         split = ready[names.pop()][0]
         sig_params, args = unit.bind_callee(func, st.value)
         pos, kws = unit.call_parts(func, sig_params, args)
-        st.value = _rt("split_forward", [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load())] + pos, kws)
+        head = [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load())]
+        st.value = _rt("split_forward_kw", head + [ast.Tuple(pos, ast.Load()), _dict(kws)]) if kws else \
+            _rt("split_forward", head + pos)
         used.add(key)
     if not used:
         return
@@ -240,9 +247,12 @@ def _rewrite(unit, fn, ready, by_name):
         for node, vjp_name in adjoint[key]:
             split, func, seed = ready[vjp_name]
             given = next(k for k in node.keywords if k.arg == seed)
-            node.args = [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load()), ast.Name(vjp_name, ast.Load()),
-                         ast.Constant(seed), given.value] + node.args
-            node.keywords = [k for k in node.keywords if k.arg != seed]
-            node.func = ast.Attribute(ast.Name("rt", ast.Load()), "split_backward", ast.Load())
+            head = [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load()), ast.Name(vjp_name, ast.Load()),
+                    ast.Constant(seed), given.value]
+            rest = [k for k in node.keywords if k.arg != seed]
+            helper = "split_backward_kw" if rest else "split_backward"
+            node.args = head + ([ast.Tuple(node.args, ast.Load()), _dict(rest)] if rest else node.args)
+            node.keywords = []
+            node.func = ast.Attribute(ast.Name("rt", ast.Load()), helper, ast.Load())
     at = 1 if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) else 0
     fn.body.insert(at, ast.Assign([ast.Name(frames, ast.Store())], ast.List([], ast.Load()), lineno=0))
