@@ -64,3 +64,18 @@ def test_lists_observed_under_other_names():
     x = np.array([0.3, -0.6, 1.2])
     for f in (through_callee, renamed):
         assert_grad_close(f, (x,), srcad.grad(f)(x))
+
+
+def squares(x):
+    xs = []
+    for i in range(5):
+        xs.append(x * x * i)
+        xs.append(np.sin(x))
+    return np.sum(np.stack(xs))
+
+
+def test_second_order_through_list_pops():
+    # forward over reverse: the tangent of the list's cotangent is popped too (rt.drop_last)
+    x = np.array([0.3, -0.8])
+    H = srcad.hessian(squares)(x)
+    assert np.allclose(H, np.diag(2.0 * 10 - 5 * np.sin(x)), atol=1e-12)
