@@ -1,10 +1,13 @@
 """grad's code runs a user function's primal sweep once: the callee's split adjoint keeps its
 frame and is resumed in the adjoint sweep (srcad/transform/split.py, srcad/runtime/frames.py).
 Every gradient is compared with central finite differences."""
+import re
+
 import numpy as np
 
 import srcad
 from srcad import cache
+from srcad.api.gradients import _signature
 from srcad.runtime import frames
 from fdcheck import assert_grad_close
 
@@ -68,8 +71,13 @@ def ckpt_loss(w, h):
     return np.sum(h)
 
 
-def split_text(f, wrt=0):
-    return cache.text(f, "reverse", wrt, "value+split")
+def split_text(f, wrt=0, args=None):
+    return cache.text(f, "reverse", wrt, "value+split", None if args is None else _signature(args, {}))
+
+
+def value_line(text, callee):
+    """The line of `callee`'s split adjoint that makes the value it yields."""
+    return next(line.strip() for line in text.splitlines() if line.strip().startswith(callee + "_value = "))
 
 
 def test_recursion_runs_each_subtree_once_and_matches_fd():
@@ -147,3 +155,125 @@ def test_two_calls_with_the_same_arguments_stay_recomputed():
     x = np.array([0.5, -0.25])
     assert_grad_close(twice, (x,), srcad.grad(twice)(x))
     assert "split_forward(" not in split_text(twice)
+
+
+# ---- what a split adjoint hands over, and the copy of its value (split.py: _drop_needless_snapshot)
+def stacked(w, h):
+    # writes in place (list appends), returns fresh arrays: yielded without a copy
+    rows = []
+    for k in range(3):
+        rows.append(np.tanh(w * h + k))
+    return np.sum(h * w), np.stack(rows)
+
+
+def uses_stacked(w, h):
+    total = 0.0
+    for _ in range(3):
+        s, m = stacked(w, h)
+        h = m[1] * s
+        total = total + np.sum(m * m)
+    return total
+
+
+def filled(w, h):
+    # writes its output in place: the copy is kept
+    out = np.zeros(3)
+    out[0] = np.sum(w * h)
+    out[1:] = np.exp(h[:2]) * w[1]
+    return out, np.sin(h)
+
+
+def uses_filled(w, h):
+    total = 0.0
+    for _ in range(2):
+        out, s = filled(w, h)
+        h = out * s
+        total = total + np.sum(out * s)
+    return total
+
+
+def made_then_written(w, h):
+    # `first` is fresh, but a write follows it (into buf): both keep their copy
+    first = np.exp(w * h)
+    buf = np.ones(3)
+    buf[1] = np.sum(first)
+    return first, buf
+
+
+def uses_made_then_written(w, h):
+    first, buf = made_then_written(w, h)
+    return np.sum(first * buf)
+
+
+def caller_writes(w, h):
+    # the caller writes in place into the (uncopied) fresh output of `stacked`; the callee's
+    # adjoint reads that array (np.tanh's value): the caller's restore must come first
+    s, m = stacked(w, h)
+    m[0, 1] = 5.0 * s
+    m *= 2.0
+    m[2] += m[1]
+    return np.sum(m * m) + s
+
+
+def test_fresh_outputs_are_yielded_without_a_copy():
+    w, h = np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.4, -0.1])
+    assert_grad_close(uses_stacked, (w, h), srcad.grad(uses_stacked)(w, h))
+    assert_grad_close(uses_stacked, (w, h), srcad.grad(uses_stacked, wrt=1)(w, h), wrt=1)
+    text = split_text(uses_stacked, args=(w, h))
+    assert "split_forward(callee_frames, stacked_split" in text
+    # the stacked array goes uncopied (np.sum's number: rt.snapshot returns it as it is)
+    assert re.fullmatch(r"stacked_value = \(rt\.snapshot\(\w+\), \w+\)", value_line(text, "stacked"))
+
+
+def test_outputs_written_in_place_keep_their_copy():
+    w, h = np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.4, -0.1])
+    assert_grad_close(uses_filled, (w, h), srcad.grad(uses_filled)(w, h))
+    line = value_line(split_text(uses_filled, args=(w, h)), "filled")
+    assert "rt.snapshot(filled)" in line or "rt.snapshot(out)" in line
+    assert_grad_close(uses_made_then_written, (w, h), srcad.grad(uses_made_then_written)(w, h))
+    assert_grad_close(uses_made_then_written, (w, h), srcad.grad(uses_made_then_written, wrt=1)(w, h), wrt=1)
+    line = value_line(split_text(uses_made_then_written, args=(w, h)), "made_then_written")
+    assert line == "made_then_written_value = rt.snapshot(made_then_written)"
+
+
+def test_caller_writing_into_an_uncopied_output():
+    w, h = np.array([0.3, -0.7, 1.1]), np.array([0.2, 0.4, -0.1])
+    assert_grad_close(caller_writes, (w, h), srcad.grad(caller_writes)(w, h))
+    assert_grad_close(caller_writes, (w, h), srcad.grad(caller_writes, wrt=1)(w, h), wrt=1)
+    assert "split_forward(callee_frames, stacked_split" in split_text(caller_writes)
+
+
+def scaled(x, *, scale):
+    return np.sin(x) * scale
+
+
+def keyword_calls(x):
+    return np.sum(scaled(x, scale=2.0) * scaled(x * 3.0, scale=0.5))
+
+
+def test_keyword_calls_and_yielded_gradients():
+    x = np.array([0.3, -0.7, 1.1])
+    assert_grad_close(keyword_calls, (x,), srcad.grad(keyword_calls)(x))
+    text = split_text(keyword_calls)
+    assert "split_forward_kw(callee_frames, scaled_split, (x,), {'scale': 2.0})" in text and "yield x_bar" in text
+
+
+def test_a_frame_that_returns_its_gradients():
+    # a split adjoint with other returns hands its gradients over with StopIteration
+    def split(x, g_bar=1.0):
+        y = yield x * 2.0
+        return y * 2.0
+
+    def gen(x, k=0, g_bar=1.0):
+        y = yield x * 2.0
+        yield y * 3.0 + k
+
+    stack = []
+    x, z = np.ones(2), np.ones(2)
+    frames.split_forward(stack, split, x)
+    frames.split_forward_kw(stack, gen, (z,), {"k": 1})
+    assert len(stack[-1]) == 4 and len(stack[0]) == 3       # keywords only where there are some
+    # without the keyword: not gen's frame (the recomputing adjoint runs), with it: the frame
+    assert frames.split_backward(stack, gen, lambda z, g_bar: -1.0, "g_bar", 5.0, z) == -1.0
+    assert frames.split_backward_kw(stack, gen, None, "g_bar", 5.0, (z,), {"k": 1}) == 16.0
+    assert frames.split_backward(stack, split, None, "g_bar", 5.0, x) == 10.0 and not stack

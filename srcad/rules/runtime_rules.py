@@ -278,7 +278,7 @@ declare([rt.seed, rt.restore_item, rt.revolve, rt.loop_entry, rt.loop_exit], pur
 # grad's callee frames (srcad/transform/split.py): run a callee's primal sweep, resume its adjoint.
 # No derivative rule: the split code is run, never differentiated again (an active value through
 # them would be a MissingRuleError)
-declare([rt.split_forward, rt.split_backward], pure=False)
+declare([rt.split_forward, rt.split_backward, rt.split_forward_kw, rt.split_backward_kw], pure=False)
 # the alias pass's run-time question (frontend/aliases.py): a bool about the argument's type
 defnondiff([rt.slices_are_views, rt.refuse_overlapping_write])
 

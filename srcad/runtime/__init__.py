@@ -62,7 +62,7 @@ from .checks import (ScalarSeed, check_finite, custom_cotangents, custom_fwd_pai
 from .compose import matmul_or_zero, stack_columns, unit_direction, unstack_columns
 from .shapes import add_at_jvp_v, add_at_value, add_at_vjp_v
 from . import binomial, linalg, shapes, sparse, special, stats
-from .frames import split_backward, split_forward
+from .frames import split_backward, split_backward_kw, split_forward, split_forward_kw
 from .binomial import entry_state as loop_entry, exit_state as loop_exit, revolve
 
 __all__ = ["RowSparse", "add", "unbroadcast", "finalize"]

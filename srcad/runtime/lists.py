@@ -1,5 +1,7 @@
 """Containers: items of a list's derivative, appends undone, and the adjoints of the functions
 that join or split arrays (concatenate, stack, vstack/hstack, transpose)."""
+from sys import getrefcount
+
 import numpy as np
 
 from .broadcasting import as_cotangent, unbroadcast
@@ -34,8 +36,35 @@ def last(xs_bar):
 
 
 def drop_last(xs_bar):
-    """A list's cotangent without its last item (undoing an append)."""
+    """A list's cotangent without its last item (undoing an append). Generated code (and only
+    it) calls it as `xs_bar = rt.drop_last(xs_bar)`, rebinding the one name it passes: when that
+    name is the list's only holder (no alias, no tape or container holding it: CPython's
+    reference count, the test ndarray.resize makes) the item is popped in place, O(1), and the
+    list building n appends is undone in O(n), not O(n^2); otherwise a shorter copy, which the
+    other holders never see change."""
+    if type(xs_bar) is list and getrefcount(xs_bar) <= _SOLE_HOLDER:
+        xs_bar.pop()
+        return xs_bar
     return xs_bar if _is_zero(xs_bar) else list(xs_bar[:-1])
+
+
+def _sole_holder_count():
+    """The reference count drop_last sees for a list that one local name of its caller holds."""
+    seen = []
+
+    def probe(xs_bar):
+        seen.append(getrefcount(xs_bar))
+        return xs_bar
+
+    def caller():
+        xs_bar = [0.0]
+        xs_bar = probe(xs_bar)
+        return xs_bar
+    caller()
+    return seen[0]
+
+
+_SOLE_HOLDER = _sole_holder_count()
 
 
 

@@ -192,6 +192,7 @@ def derive(unit: Unit, func: types.FunctionType, wrt, *, name: str | None = None
     show("checkpoint", lambda: _code(*unit.emission_order(out)))
     out.srcad_origin = (parsed, wrt_names)
     out.srcad_from = origin_of(parsed)
+    out.srcad_kinds = kinds     # (split.py: which outputs of a split twin are fresh arrays)
     unit.functions.append(out)
     return out, seed
 

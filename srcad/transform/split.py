@@ -7,18 +7,23 @@ value_and_grad run (the "+split" cache variant; code that is differentiated agai
 with `@srcad.checkpoint` or checkpoint=k, keeps recomputation), each callee adjoint gets a split
 twin `<g>_split`: the same passes with g's value kept (the `return_value` adjoint), whose seed
 line `s = rt.seed(value, s)` becomes `s = yield value`. A generator: run up to its yield it is
-g's primal sweep with g's tape in its frame; resumed with the cotangent it is g's adjoint sweep.
+g's primal sweep with g's tape in its frame; resumed with the cotangent it is g's adjoint sweep,
+which yields the gradients (a second yield, where it has no other return: no StopIteration).
 
 In every generated function of the unit, a primal call `y = g(a, b)` whose adjoint call
 `g_vjp(a, b, g_bar=y_bar)` has the same arguments becomes `y = rt.split_forward(callee_frames,
 g_split, a, b)` and the adjoint call `rt.split_backward(callee_frames, g_split, g_vjp, 'g_bar',
-y_bar, a, b)`, which resumes the frame whose arguments are those very objects, or runs `g_vjp`
+y_bar, a, b)` (a call with keywords: the `_kw` pair, arguments as a tuple and a dict), which resumes the frame whose arguments are those very objects, or runs `g_vjp`
 (the recomputation, as before) when there is none (srcad/runtime/frames.py).
 """
 import ast
 
+import numpy as np
+
 from ..errors import SrcadError
-from ..syntax import is_rt_call
+from ..rules.registry import facts
+from ..syntax import ast_copy, is_rt_call
+from .kinds.lattice import Cat
 from .unit import Unit, _base_name, _identifier
 
 FRAMES = "callee_frames"
@@ -49,19 +54,120 @@ def derive_splits(unit: "Unit") -> dict:
 
 
 def _as_generator(fn) -> bool:
-    """`s = rt.seed(value, s)` -> `s = yield value`, `return (value, grads)` -> `return grads`."""
+    """`s = rt.seed(value, s)` -> `s = yield value`, `return (value, grads)` -> `yield grads` (or
+    `return grads` where the function has other returns)."""
     seeds = [st for st in ast.walk(fn) if isinstance(st, ast.Assign) and is_rt_call(st.value, "seed")]
     ret = fn.body[-1] if fn.body else None
     if len(seeds) != 1 or not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple)
                                and len(ret.value.elts) == 2) or seeds[0] not in fn.body:
         return False
+    _drop_needless_snapshot(fn, seeds[0])
     seeds[0].value = ast.Yield(value=seeds[0].value.args[0])
-    ret.value = ret.value.elts[1]
+    if sum(isinstance(n, ast.Return) for n in ast.walk(fn)) == 1:
+        # the gradients, yielded: the frame is resumed once and dropped, and handing them over
+        # this way is cheaper than a return's StopIteration (split_backward takes either)
+        fn.body[-1] = ast.Expr(ast.Yield(value=ret.value.elts[1]))
+    else:
+        ret.value = ret.value.elts[1]
     if isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant):
         origin = getattr(fn, "srcad_from", ("the callee",))[0]
         fn.body[0].value = ast.Constant(
             f"{origin}'s split adjoint: run to its yield, {origin}'s primal sweep (yields the value); resumed "
-            f"with the output cotangent {fn.srcad_split_seed}, its adjoint sweep (returns what {origin}_vjp does).")
+            f"with the output cotangent {fn.srcad_split_seed}, its adjoint sweep (hands over what {origin}_vjp returns).")
+    return True
+
+
+def _drop_needless_snapshot(fn, seed_st):
+    """`v = rt.snapshot(r)` before the yield copies g's value so that g's adjoint sweep, restoring
+    what g wrote in place, cannot change what the caller holds. An output that is a fresh array
+    (made by arithmetic or a NumPy function that makes a new value, a float/int/bool array by the
+    kinds pass) after which g's primal sweep writes into nothing, and which is made at the top
+    level of g (not in a loop or branch), is an object that no restore touches: it is yielded as
+    it is. (The caller's own in-place writes into it its adjoint sweep undoes before it resumes
+    the frame, as for a callee that writes nothing.) Anything not proven so keeps its copy."""
+    kinds = getattr(fn, "srcad_kinds", None)
+    at = next((k for k, st in enumerate(fn.body) if isinstance(st, ast.Assign) and len(st.targets) == 1
+               and isinstance(st.value, ast.Call) and is_rt_call(st.value, "snapshot")), None)
+    if kinds is None or at is None or not isinstance(fn.body[at + 1] if at + 1 < len(fn.body) else None, ast.Assign) \
+            or fn.body[at + 1] is not seed_st or not isinstance(fn.body[at].value.args[0], ast.Name):
+        return
+    ret = fn.body[at].value.args[0].id
+    defs = [k for k in range(at) if _assigns(fn.body[k], ret)]
+    if not defs:
+        return
+    if len(fn.body[defs[-1]].targets) != 1 or any(ret in _stored(st) for st in fn.body[defs[-1] + 1:at]):
+        return
+    whole = fn.body[defs[-1]].value
+    parts = whole.elts if isinstance(whole, ast.Tuple) else None
+    names = [e.id if isinstance(e, ast.Name) else None for e in parts] if parts is not None else [ret]
+    fresh = [n is not None and _fresh(fn.body, at, n, kinds) for n in names]
+    if not any(fresh):
+        return
+    if parts is None:
+        fn.body[at].value = ast.Name(ret, ast.Load())
+    elif all(fresh):
+        fn.body[at].value = ast.Name(ret, ast.Load())       # (a tuple: no one changes it)
+    else:
+        fn.body[at].value = ast.Tuple([ast.Name(n, ast.Load()) if f else _rt("snapshot", [ast_copy(e)])
+                                       for n, f, e in zip(names, fresh, parts)], ast.Load())
+
+
+def _assigns(st, name):
+    return isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in st.targets)
+
+
+def _fresh(body, end, name, kinds):
+    """Is `name` at body[end] a new float/int/bool array made at the top level by its last
+    assignment, with no in-place write of anything after it (see _drop_needless_snapshot)?"""
+    kind = kinds.exit_of_body(name)
+    if kind.cat is not Cat.ARRAY or kind.dtype not in ("d", "f", "l", "?"):
+        return False
+    defs = [k for k in range(end) if _assigns(body[k], name)]
+    if not defs or len(body[defs[-1]].targets) != 1 or any(name in _stored(st) for st in body[defs[-1] + 1:end]):
+        return False
+    j = defs[-1]
+    value = body[j].value
+    if not (isinstance(value, (ast.BinOp, ast.UnaryOp)) or _new_value_call(value)):
+        return False
+    return all(_writes_nothing(st) for st in body[j + 1:end])
+
+
+def _stored(st):
+    return {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _new_value_call(call):
+    """`np.f(...)` that the registry knows, with no alias fact (it makes a new value), no effects
+    and no write (frontend/aliases reads the same facts)."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "np"):
+        return False
+    if any(k.arg in (None, "out", "copy") for k in call.keywords):
+        return False
+    entry = facts(getattr(np, call.func.attr, None))
+    return entry is not None and entry.pure is not False and entry.alias is None and entry.inplace is None
+
+
+def _writes_nothing(st):
+    """A straight-line statement that writes into no object: names bound (to anything) and items
+    appended to a list named by a name (the tape), calls only of NumPy functions that make new values."""
+    if isinstance(st, ast.Assign):
+        if not all(isinstance(n, (ast.Name, ast.Tuple)) and all(isinstance(m, (ast.Name, ast.Tuple)) or
+                                                               isinstance(m, ast.expr_context) for m in ast.walk(n))
+                   for n in st.targets):
+            return False
+        value = st.value
+    elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) \
+            and st.value.func.attr == "append" and isinstance(st.value.func.value, ast.Name) \
+            and len(st.value.args) == 1 and not st.value.keywords:
+        value = st.value.args[0]
+    else:
+        return False
+    for node in ast.walk(value):
+        if isinstance(node, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await, ast.Lambda)):
+            return False
+        if isinstance(node, ast.Call) and not (_new_value_call(node) or is_rt_call(node, "shape_stand_in")):
+            return False
     return True
 
 
@@ -75,6 +181,11 @@ def _key(unit, func, call):
 
 def _rt(helper, args, keywords=()):
     return ast.Call(ast.Attribute(ast.Name("rt", ast.Load()), helper, ast.Load()), list(args), list(keywords))
+
+
+def _dict(keywords):
+    """`{'a': x, **d}` of a call's keywords."""
+    return ast.Dict([None if k.arg is None else ast.Constant(k.arg) for k in keywords], [k.value for k in keywords])
 
 
 def split_calls(unit: "Unit", functions: list[ast.FunctionDef], splits: dict) -> list[ast.FunctionDef]:
@@ -126,7 +237,9 @@ def _rewrite(unit, fn, ready, by_name):
         split = ready[names.pop()][0]
         sig_params, args = unit.bind_callee(func, st.value)
         pos, kws = unit.call_parts(func, sig_params, args)
-        st.value = _rt("split_forward", [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load())] + pos, kws)
+        head = [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load())]
+        st.value = _rt("split_forward_kw", head + [ast.Tuple(pos, ast.Load()), _dict(kws)]) if kws else \
+            _rt("split_forward", head + pos)
         used.add(key)
     if not used:
         return
@@ -134,9 +247,12 @@ def _rewrite(unit, fn, ready, by_name):
         for node, vjp_name in adjoint[key]:
             split, func, seed = ready[vjp_name]
             given = next(k for k in node.keywords if k.arg == seed)
-            node.args = [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load()), ast.Name(vjp_name, ast.Load()),
-                         ast.Constant(seed), given.value] + node.args
-            node.keywords = [k for k in node.keywords if k.arg != seed]
-            node.func = ast.Attribute(ast.Name("rt", ast.Load()), "split_backward", ast.Load())
+            head = [ast.Name(frames, ast.Load()), ast.Name(split.name, ast.Load()), ast.Name(vjp_name, ast.Load()),
+                    ast.Constant(seed), given.value]
+            rest = [k for k in node.keywords if k.arg != seed]
+            helper = "split_backward_kw" if rest else "split_backward"
+            node.args = head + ([ast.Tuple(node.args, ast.Load()), _dict(rest)] if rest else node.args)
+            node.keywords = []
+            node.func = ast.Attribute(ast.Name("rt", ast.Load()), helper, ast.Load())
     at = 1 if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) else 0
     fn.body.insert(at, ast.Assign([ast.Name(frames, ast.Store())], ast.List([], ast.Load()), lineno=0))
