@@ -23,7 +23,7 @@ import pytest
 
 import srcad
 from srcad import compiled
-from srcad.compiled import build, pyx
+from srcad.compiled import build, common, pyx
 
 WORKLOADS = '''
 import numpy as np
@@ -253,6 +253,22 @@ def test_supplied_names_are_bound_for_cython():
     src = "def f(x):\n    return helper(x) * K\n"
     text = pyx.translate(src, {"f": {"x": "float"}}, free=("helper", "K"))[0]
     assert "K = None\nhelper = None\n" in text
+
+
+def test_a_name_neither_bound_nor_supplied_is_named_before_cython(monkeypatch):
+    """A module reading a global it neither binds nor is given (GradBench particle's compiled primal
+    once read `d_neg_potential`, an srcad.grad wrapper whose source defines `neg_potential`) is
+    refused by name before Cython runs (Cython says only "undeclared name not builtin"), and
+    compile=True falls back to the Python module with one warning naming it."""
+    src = ("import numpy as np\n\n\ndef g(a):\n    return np.sin(a)\n\n\n"
+           "def f(x, n):\n    t = 0.0\n    for i in range(n):\n        t = t + helper(x) + g(x)\n"
+           "    try:\n        pass\n    except ValueError as e:\n        print(e, len(x))\n    return t\n")
+    with pytest.raises(pyx.TranslateError, match=r"line 11 of the module reads the name 'helper'"):
+        common.require_bound(src, {})
+    common.require_bound(src, {"helper": None})
+    monkeypatch.setattr(compiled, "load", lambda *a: pytest.fail("no build for a module that cannot compile"))
+    with pytest.warns(compiled.CompileWarning, match="reads the name 'helper'"):
+        assert compiled.function(src, {}, "f", "unbound_probe", {"x": "float", "n": "int"}) is None
 
 
 def test_untypable_names_stay_objects(env):

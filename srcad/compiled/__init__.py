@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import cache
 from .build import LAST, BuildError, load, module_name
+from .common import require_bound
 from .pyx import TranslateError, translate
 from .vecexpr import SMALL
 
@@ -152,6 +153,7 @@ def _built(source, supplied, main, stem, kinds, shapes):
                 tuple(sorted((shapes or {}).items())))
         named = _NAMED.get(memo)
         if named is None:
+            require_bound(source, supplied)     # (Cython's own message does not say which name)
             text, notes = translate(source, {main: kinds}, supplied, None if shapes is None else {main: shapes})
             if shapes is not None and not notes["vector"]:
                 log.info("srcad does not scalarise %s for the lengths %s: %s", main, shapes, notes["why"])
