@@ -271,6 +271,30 @@ def test_a_name_neither_bound_nor_supplied_is_named_before_cython(monkeypatch):
         assert compiled.function(src, {}, "f", "unbound_probe", {"x": "float", "n": "int"}) is None
 
 
+def test_compile_runs_the_split_adjoint(env, monkeypatch):
+    """compile=True compiles the module the Python path runs: callees' split twins (generators: their
+    primal sweeps run once), and the recomputing adjoint as the start of small-length builds
+    (smallvec.py scalarises it). No build: compiled.function is replaced by a recorder."""
+    seen = []
+
+    def record(source, supplied, main, stem, kinds, live=None, fallback=None, small=None):
+        seen.append((source, small, main, kinds))
+        return None           # (as a failed build: the Python module runs)
+    monkeypatch.setattr(compiled, "function", record)
+    m = env["mod"]
+    p, s0 = np.array([10.0, 28.0, 8.0 / 3.0]), np.array([1.0, 1.0, 1.0])
+    got = srcad.value_and_grad(m.rk4, compile=True)(p, s0, 1e-3, 3)
+    want = srcad.value_and_grad(m.rk4)(p, s0, 1e-3, 3)
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    (source, small, main, kinds), = seen
+    assert "def rhs_split(" in source and "rt.split_forward(callee_frames, rhs_split" in source
+    assert small is not None and "_split" not in small[0]
+    text = compiled.pyx_text(source, main, kinds, ())
+    assert "def rhs_split(" in text and "yield" in text
+    fd = _fd(lambda q: m.rk4(q, s0, 1e-3, 3), p)
+    assert np.allclose(got[1], fd, rtol=1e-6, atol=1e-8)
+
+
 def test_untypable_names_stay_objects(env):
     """`v is None` tests, tuple targets, and a name also assigned a non-number stay Python objects."""
     src = ("def f(x, y):\n"

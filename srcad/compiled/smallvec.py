@@ -170,6 +170,13 @@ class VecFunction:
 
     _FRESH = (("np", "numpy"), ("zeros_like", "full_like"))
 
+    def _fresh(self, e):
+        """Whether e makes a new vector: np.zeros_like / np.full_like of one, np.zeros(v.shape)."""
+        if _is_call(e, ("np", "numpy"), ("zeros",)) and len(e.args) == 1 and isinstance(e.args[0], ast.Attribute) \
+                and e.args[0].attr == "shape" and not e.keywords:
+            return is_vec(self.expr().type_of(e.args[0].value))
+        return _is_call(e, *self._FRESH) and e.args and is_vec(self.expr().type_of(e.args[0]))
+
     def _item_writes_sound(self):
         """The vectors written item by item must be arrays the function made itself and nothing
         else holds: every assignment of one is np.zeros_like / np.full_like of a vector, and it is
@@ -198,8 +205,7 @@ class VecFunction:
                             if not -t[1] <= k < t[1]:
                                 raise Untypable(f"an item write into {name} out of range")
                         elif isinstance(tg, ast.Name) and tg.id == name and not (
-                                isinstance(n, ast.Assign) and _is_call(n.value, *self._FRESH) and n.value.args
-                                and is_vec(self.expr().type_of(n.value.args[0]))):
+                                isinstance(n, ast.Assign) and self._fresh(n.value)):
                             raise Untypable(f"{name} is written item by item but assigned {ast.unparse(n.value)}, "
                                             "not a new array")
             for k, top in enumerate(self.fn.body):

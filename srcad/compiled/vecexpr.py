@@ -177,6 +177,13 @@ class VecExpr:
             return self._helper(e)
         if e.keywords:
             raise Untypable(f"the call {ast.unparse(e)}")
+        if _is_call(e, ("np", "numpy"), ("zeros",)) and len(e.args) == 1 and isinstance(e.args[0], ast.Attribute) \
+                and e.args[0].attr == "shape":     # np.zeros(v.shape): a cotangent's start (float64, v's length)
+            t, _ = self.ev(e.args[0].value)
+            if t is None:
+                return None, None
+            if is_vec(t):
+                return t, ["0.0"] * t[1]
         pos = e.args[:2] if _is_call(e, ("rt",), ("sum_vjp",)) else e.args[:1] if _is_call(e, ("rt",), ("sum_jvp",)) \
             else e.args       # (their axis, keepdims: constants, checked below)
         args = [self.ev(a) for a in pos]
