@@ -212,7 +212,10 @@ def compiled_primal(f, args):
         g = todo.pop()
         for name in g.__code__.co_names:
             h = f.__globals__.get(name)
-            if isinstance(h, types.FunctionType) and h.__module__ == f.__module__ and name not in mine:
+            # only a plain function whose source defines `name`: a wrapper (srcad.grad of a
+            # function, functools.wraps) shows its wrapped function's source, so it is supplied
+            if (isinstance(h, types.FunctionType) and h.__module__ == f.__module__ and name not in mine
+                    and h.__code__.co_name == name and not hasattr(h, "__wrapped__")):
                 mine[name] = h
                 todo.append(h)
     source = "\n\n".join(textwrap.dedent(inspect.getsource(g)) for g in mine.values())

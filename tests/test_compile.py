@@ -23,7 +23,7 @@ import pytest
 
 import srcad
 from srcad import compiled
-from srcad.compiled import build, pyx
+from srcad.compiled import build, common, pyx
 
 WORKLOADS = '''
 import numpy as np
@@ -253,6 +253,46 @@ def test_supplied_names_are_bound_for_cython():
     src = "def f(x):\n    return helper(x) * K\n"
     text = pyx.translate(src, {"f": {"x": "float"}}, free=("helper", "K"))[0]
     assert "K = None\nhelper = None\n" in text
+
+
+def test_a_name_neither_bound_nor_supplied_is_named_before_cython(monkeypatch):
+    """A module reading a global it neither binds nor is given (GradBench particle's compiled primal
+    once read `d_neg_potential`, an srcad.grad wrapper whose source defines `neg_potential`) is
+    refused by name before Cython runs (Cython says only "undeclared name not builtin"), and
+    compile=True falls back to the Python module with one warning naming it."""
+    src = ("import numpy as np\n\n\ndef g(a):\n    return np.sin(a)\n\n\n"
+           "def f(x, n):\n    t = 0.0\n    for i in range(n):\n        t = t + helper(x) + g(x)\n"
+           "    try:\n        pass\n    except ValueError as e:\n        print(e, len(x))\n    return t\n")
+    with pytest.raises(pyx.TranslateError, match=r"line 11 of the module reads the name 'helper'"):
+        common.require_bound(src, {})
+    common.require_bound(src, {"helper": None})
+    monkeypatch.setattr(compiled, "load", lambda *a: pytest.fail("no build for a module that cannot compile"))
+    with pytest.warns(compiled.CompileWarning, match="reads the name 'helper'"):
+        assert compiled.function(src, {}, "f", "unbound_probe", {"x": "float", "n": "int"}) is None
+
+
+def test_compile_runs_the_split_adjoint(env, monkeypatch):
+    """compile=True compiles the module the Python path runs: callees' split twins (generators: their
+    primal sweeps run once), and the recomputing adjoint as the start of small-length builds
+    (smallvec.py scalarises it). No build: compiled.function is replaced by a recorder."""
+    seen = []
+
+    def record(source, supplied, main, stem, kinds, live=None, fallback=None, small=None):
+        seen.append((source, small, main, kinds))
+        return None           # (as a failed build: the Python module runs)
+    monkeypatch.setattr(compiled, "function", record)
+    m = env["mod"]
+    p, s0 = np.array([10.0, 28.0, 8.0 / 3.0]), np.array([1.0, 1.0, 1.0])
+    got = srcad.value_and_grad(m.rk4, compile=True)(p, s0, 1e-3, 3)
+    want = srcad.value_and_grad(m.rk4)(p, s0, 1e-3, 3)
+    assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    (source, small, main, kinds), = seen
+    assert "def rhs_split(" in source and "rt.split_forward(callee_frames, rhs_split" in source
+    assert small is not None and "_split" not in small[0]
+    text = compiled.pyx_text(source, main, kinds, ())
+    assert "def rhs_split(" in text and "yield" in text
+    fd = _fd(lambda q: m.rk4(q, s0, 1e-3, 3), p)
+    assert np.allclose(got[1], fd, rtol=1e-6, atol=1e-8)
 
 
 def test_untypable_names_stay_objects(env):

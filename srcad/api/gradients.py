@@ -95,8 +95,8 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, comp
     tests)."""
     rs = _row_sparse_names(f, wrt, row_sparse)
     # "+split": callees' primal sweeps run once, their adjoints resumed (transform/split.py); the
-    # compiled path and checkpoint=k keep the recomputing code
-    variant = cache_variant(("value+numerics" if check_numerics else "value") + ("" if compile or checkpoint else "+split"),
+    # checkpoint=k keeps the recomputing code (compile=True builds the generator twins too)
+    variant = cache_variant(("value+numerics" if check_numerics else "value") + ("" if checkpoint else "+split"),
                             checkpoint)
     handle = cache.Handle(f, "reverse", wrt, rs, variant)
     seed = rt.ScalarSeed(functools.partial(check_scalar, func=f, has_aux=has_aux), has_aux)

@@ -77,4 +77,8 @@ def _compiled(fn, f, mode, wrt, row_sparse, variant, sig, primals=None, dots=Non
     kinds = _kinds_of(main, source, sig, "reverse" if dots is None else mode, primals, dots)
     kinds.update(seed or {})
     live = fn if getattr(f, "__defaults__", None) or getattr(f, "__kwdefaults__", None) else None
-    return compiled.function(source, supplied, main, getattr(f, "__name__", "f"), kinds, live, fallback=fn)
+    small = None
+    if "+split" in variant:     # small arrays scalarised (smallvec.py) from the recomputing adjoint
+        small = cache.entry(f, mode, wrt, row_sparse, variant.replace("+split", ""), sig)[:2]
+    return compiled.function(source, supplied, main, getattr(f, "__name__", "f"), kinds, live, fallback=fn,
+                             small=small)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import cache
 from .build import LAST, BuildError, load, module_name
+from .common import require_bound
 from .pyx import TranslateError, translate
 from .vecexpr import SMALL
 
@@ -94,7 +95,7 @@ def _main_params(source, main):
     return []
 
 
-def function(source, supplied, main, stem, kinds, live=None, fallback=None):
+def function(source, supplied, main, stem, kinds, live=None, fallback=None, small=None):
     """The compiled main function of the generated module `source` for arguments of these kinds,
     or None after one CompileWarning naming why it could not be built (the caller runs the Python
     module). live: the Python module's main function when the user's function has defaults: the
@@ -104,7 +105,11 @@ def function(source, supplied, main, stem, kinds, live=None, fallback=None):
     When the signature has 1-D float64 arrays, each call of a new small length (<= SMALL) builds
     a module scalarised for those lengths (smallvec.py), used when the code allows it (else the
     general module runs). fallback: the Python module's main function: with it the general module
-    is built only when a call needs it (a call of small arrays builds one module, not two)."""
+    is built only when a call needs it (a call of small arrays builds one module, not two).
+    small: (source, supplied) of the module the small-length builds start from, when it is not
+    `source` (grad's split adjoint keeps callee frames in a list, which smallvec.py does not
+    scalarise; the recomputing adjoint it speeds up computes the same numbers)."""
+    small_source, small_supplied = small or (source, supplied)
     cands = [(k, p) for k, p in enumerate(_main_params(source, main)) if kinds.get(p) == ("d", 1)]
     if cands and fallback is not None:
         general = functools.partial(_built, source, supplied, main, stem, kinds, None)
@@ -115,7 +120,7 @@ def function(source, supplied, main, stem, kinds, live=None, fallback=None):
         general, fallback = (lambda: built), built
         fn = built
     if cands:
-        fn = _by_length(general, fallback, cands, lambda key: _built(source, supplied, main, stem, kinds,
+        fn = _by_length(general, fallback, cands, lambda key: _built(small_source, small_supplied, main, stem, kinds,
                                                                      {p: n for (_, p), n in zip(cands, key) if n}))
     return fn if live is None else _with_live_defaults(fn, live)
 
@@ -152,6 +157,7 @@ def _built(source, supplied, main, stem, kinds, shapes):
                 tuple(sorted((shapes or {}).items())))
         named = _NAMED.get(memo)
         if named is None:
+            require_bound(source, supplied)     # (Cython's own message does not say which name)
             text, notes = translate(source, {main: kinds}, supplied, None if shapes is None else {main: shapes})
             if shapes is not None and not notes["vector"]:
                 log.info("srcad does not scalarise %s for the lengths %s: %s", main, shapes, notes["why"])

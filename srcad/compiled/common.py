@@ -1,6 +1,7 @@
 """common: what the Cython translation's modules share: the directives, the preamble (the float
 helper and the unboxed tape), the libm table, and small AST tests."""
 import ast
+import builtins
 
 DIRECTIVES = ("# cython: language_level=3, binding=True, boundscheck=True, wraparound=True, "
               "cdivision=False, cpow=True, embedsignature=False")
@@ -95,6 +96,43 @@ cdef class {_TAPE}:
 
 class TranslateError(Exception):
     """The module cannot be written as Cython (a name Cython reserves is in use)."""
+
+
+def unbound_names(tree, free=()):
+    """{name: line} of the names the module reads that nothing in it binds (an assignment, a
+    parameter, a def, class or import, an except or match target), that srcad does not supply
+    (free) and that are not builtins. Cython refuses such a name ("undeclared name not builtin")
+    where Python would raise NameError only if that line ran; the caller names it up front."""
+    bound = set(free) | set(dir(builtins))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bound.add(n.id)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            bound.add(n.name)
+        elif isinstance(n, ast.MatchMapping) and n.rest:
+            bound.add(n.rest)
+    out = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
+            out.setdefault(n.id, n.lineno)
+    return out
+
+
+def require_bound(source, free):
+    """TranslateError naming the first name the module reads unbound (unbound_names)."""
+    unbound = unbound_names(ast.parse(source), free)
+    if unbound:
+        name, line = min(unbound.items(), key=lambda kv: kv[1])
+        raise TranslateError(f"line {line} of the module reads the name {name!r}, which the module neither "
+                             f"defines nor is given: define it there or pass its value among the supplied names")
 
 
 def _names(tree):

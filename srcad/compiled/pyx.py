@@ -133,8 +133,10 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
     A function of known kinds is scalarised (smallvec.py: numbers and small vectors as C doubles,
     the helpers it calls typed from the call) when its code allows; shapes_of: {function name:
     {parameter: length}} of its 1-D arrays of a small length (without: arrays stay objects)."""
-    # the tape keeps the value itself: rt.shape_stand_in(v) is v or an array of v's shape that
-    # holds no memory, and the adjoint reads only its shape (a typed tape has no such arrays)
+    # rt.shape_stand_in(v) is v or an array of v's shape that holds no memory, and the adjoint
+    # reads only its shape: the plan reads it as v (a typed tape keeps the number itself); a line
+    # left as it was gets its stand-in back (an array kept whole would hold its memory to the end)
+    given = source.splitlines()
     source = _STAND_IN.sub(r"\1", source)
     tree = ast.parse(source)
     taken = _names(tree)
@@ -179,7 +181,8 @@ def translate(source, kinds_of=None, free=(), shapes_of=None):
             out += after.get(last, [])
             k = last + 1
             continue
-        out.append(lines[k - 1])
+        text = lines[k - 1]
+        out.append(given[k - 1] if text != given[k - 1] and text == _STAND_IN.sub(r"\1", given[k - 1]) else text)
         out += after.get(k, [])
         k += 1
     return "\n".join(out) + "\n", notes
