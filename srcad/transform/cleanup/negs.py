@@ -18,15 +18,10 @@ double   `x = T` then `x = rt.add(x, T)` with the same pure term T (`g * a`, the
 """
 import ast
 
-from .nodes import _rt_helper, _simple_target
+from ...rules.registry import fact_of_chain, facts
+from .nodes import _attr_chain, _module, _pure_call, _rt_helper, _runtime, _simple_target
 
-
-_REDUCTIONS_NP = {"sum", "mean"}       # np.f(-g, axis=..., keepdims=...) = -np.f(g, ...)
-_REDUCTION_KW = {"axis", "keepdims"}
 _PRODUCT = (ast.Mult, ast.Div)
-# pure nodes a doubled term may hold (arithmetic of names and literals, runtime helpers that
-# return a new value from their arguments)
-_PURE_RT = {"unbroadcast"}
 
 
 def _neg(e):
@@ -34,20 +29,35 @@ def _neg(e):
 
 
 def _hoistable(call, local):
-    """Is call a linear reduction of a negation that may move outside (see module docstring)?"""
+    """Is call `f(-g, ...)` for an f the registry declares odd in its first argument, passing only
+    the parameters it names (np.sum: not dtype=, initial=, where=)?"""
     if type(call) is not ast.Call or not call.args or not _neg(call.args[0]) \
-            or any(type(a) is ast.Starred for a in call.args):
+            or any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
-    f = call.func
-    if _rt_helper(call) == "unbroadcast" and "rt" not in local:
-        return len(call.args) == 2 and not call.keywords
-    if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "np" and "np" not in local \
-            and f.attr in _REDUCTIONS_NP:
-        return len(call.args) <= 2 and all(k.arg in _REDUCTION_KW for k in call.keywords)
-    return False
+    chain = _attr_chain(call.func)
+    if chain is None or len(chain) < 2 or chain[0] in local or chain[0] not in ("rt", "np"):
+        return False
+    root = _runtime() if chain[0] == "rt" else _module("np")
+    odd = fact_of_chain(root, chain[1:], "odd")
+    if not odd:
+        return False
+    entry = facts(_resolve(root, chain[1:]))
+    if entry is None or len(call.args) > len(entry.params):
+        return False
+    passed = entry.params[:len(call.args)] + [k.arg for k in call.keywords]
+    return all(p in odd[-1] for p in passed)
+
+
+def _resolve(root, chain):
+    obj = root
+    for name in chain:
+        obj = getattr(obj, name, None)
+    return obj
 
 
 class _Hoister(ast.NodeTransformer):
+    """Rewrites each hoistable reduction in an expression; `count` says how many."""
+
     def __init__(self, local):
         self.local = local
         self.count = 0
@@ -65,14 +75,14 @@ class _Hoister(ast.NodeTransformer):
 
 
 def _pure_term(e, local):
-    """Is e built of names, literals, arithmetic and rt.unbroadcast only (evaluating it twice
-    gives one value and has no effect)?"""
+    """Is e built of names, literals, arithmetic and calls the registry declares pure (evaluating
+    it twice gives one value and has no effect)?"""
     for n in ast.walk(e):
         t = type(n)
         if t in (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Mult, ast.Div, ast.Add,
                  ast.Sub, ast.USub, ast.Attribute):
             continue
-        if t is ast.Call and _rt_helper(n) in _PURE_RT and "rt" not in local and not n.keywords:
+        if t is ast.Call and _pure_call(n, local):
             continue
         return False
     return True
