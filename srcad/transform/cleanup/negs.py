@@ -14,12 +14,13 @@ sink     `t = -a * b / c` whose single read reaches, through products and quotie
          negated value, which only the next step reads. (sigmoid's adjoint: two negations that
          cancel.)
 double   `x = T` then `x = rt.add(x, T)` with the same pure term T (`g * a`, the two terms of
-         `a * a`) -> `x = T * 2`: doubling is exact, so T + T and T * 2 are the same bits.
+         `a * a`) -> `x = T * 2`: doubling is exact, so T + T and T * 2 are the same bits; and
+         `x = -e`, ..., `x = rt.add(x, T)` -> `x = T - e` (T a product or quotient: a number).
 """
 import ast
 
 from ...rules.registry import fact_of_chain, facts
-from .nodes import _attr_chain, _module, _pure_call, _rt_helper, _runtime, _simple_target
+from .nodes import _attr_chain, _module, _pure_call, _rt_helper, _runtime, _scan, _simple_target
 
 _PRODUCT = (ast.Mult, ast.Div)
 
@@ -222,15 +223,50 @@ class Negs:
                 continue
             term = first.value
             if ast.dump(term) != ast.dump(v.args[1]) or not _doubles_term(term) \
-                    or not _pure_term(term, self.local_names) or x in {n.id for n in ast.walk(term)
-                                                                       if type(n) is ast.Name}:
+                    or not _pure_term(term, self.local_names) or x in _names(term):
                 continue
             first.value = ast.copy_location(ast.BinOp(term, ast.Mult(), ast.Constant(2)), term)
             block[b] = None
             k += 1
         if k:
             block[:] = [st for st in block if st is not None]
-        return changed or k > 0
+        return self._negated_then_added(block) or changed or k > 0
+
+    def _negated_then_added(self, block):
+        """`x = -e`, statements that neither mention x nor bind e's names (no comment between: both
+        in one user line's adjoint), then `x = rt.add(x, T)` -> `x = T - e` there: (-e) + T is
+        T - e, the same IEEE operation (T a product or quotient: a number, never a list)."""
+        drop = set()
+        for i, first in enumerate(block):
+            x = _simple_target(first)
+            if x is None or x in self.pinned or id(first) not in self.adjoint or not _neg(first.value) \
+                    or not _pure_term(first.value, self.local_names):
+                continue
+            e = first.value.operand
+            e_names = _names(e)
+            if x in e_names:
+                continue
+            for second in block[i + 1:]:
+                if _is_comment(second) or id(second) not in self.adjoint:
+                    break
+                v = second.value if _simple_target(second) == x else None
+                if type(v) is ast.Call and _rt_helper(v) == "add" and "rt" not in self.local_names \
+                        and len(v.args) == 2 and not v.keywords and type(v.args[0]) is ast.Name \
+                        and v.args[0].id == x and _doubles_term(v.args[1]) and x not in _names(v.args[1]) \
+                        and _pure_term(v.args[1], self.local_names):
+                    second.value = ast.copy_location(ast.BinOp(v.args[1], ast.Sub(), e), v)
+                    drop.add(id(first))
+                    break
+                loads, stores, odd = _scan(second)
+                if odd or x in loads or x in stores or stores & e_names:
+                    break
+        if drop:
+            block[:] = [st for st in block if id(st) not in drop]
+        return bool(drop)
+
+
+def _names(e):
+    return {n.id for n in ast.walk(e) if type(n) is ast.Name}
 
 
 def _is_comment(st):
