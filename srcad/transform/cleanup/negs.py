@@ -133,16 +133,17 @@ class Negs:
     # -- sink ---------------------------------------------------------------------------------
 
     def _sink(self, stmts):
-        stores, loads = {}, {}     # name -> count of bindings; name -> [(Name, parents, statement)]
-        self._index(self.fn.body, stores, loads)
         adjoint_defs = {}
         for st in stmts:
             t = _simple_target(st)
             if t is not None:
                 adjoint_defs[t] = st
-        for t, st in adjoint_defs.items():
-            if not _negation_chain(st.value):
-                continue
+        starts = [(t, st) for t, st in adjoint_defs.items() if _negation_chain(st.value)]
+        if not starts:
+            return False
+        stores, loads = {}, {}     # name -> count of bindings; name -> [(Name, parents, statement)]
+        self._index(self.fn.body, stores, loads)
+        for t, st in starts:
             end = self._chain_end(t, stores, loads, adjoint_defs)
             if end is None:
                 continue
