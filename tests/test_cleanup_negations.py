@@ -202,3 +202,15 @@ def test_a_negation_moves_down_to_its_accumulation_past_unrelated_lines_only():
         return (x_bar, y_bar)
     """)
     assert "x_bar = q / p - e" in got and "y_bar = -e" in got, got
+
+
+def test_hoisted_negation_equals_the_sum_of_negations_even_where_terms_cancel():
+    # the one difference in bits (module docstring of negs.py): terms that cancel exactly sum to
+    # +0.0 either way, so the negated sum is -0.0 where the sum of negations is +0.0 -- equal numbers
+    from srcad import runtime as rt
+    r = np.random.default_rng(3)
+    g = r.normal(size=(50, 4))
+    for x in (np.zeros(4), np.zeros((1, 4)), 0.0):
+        assert np.asarray(rt.unbroadcast(-g, x)).tobytes() == np.asarray(-rt.unbroadcast(g, x)).tobytes()
+    c = np.array([1.5, -1.5])
+    assert np.sum(-c) == -np.sum(c) and np.signbit(-np.sum(c)) and not np.signbit(np.sum(-c))
