@@ -13,9 +13,11 @@ short, so that a round rarely straddles a change of load).
 
 Measured on the 2-core session machine under load (median same-run ratios, emitted / hand):
 quickstart 1.95-2.01 before shapes were first-class in the adjoint (issue 27), 1.19-1.20 after;
-first-look 2.06-2.08 -> 1.23 (bit-identical gradients). What is left: two rt.unbroadcast calls
-(the kinds do not know that y and X @ w have one shape), three negations the rules write
-(-(-g) along `1 / (1 + exp(-z))`), and srcad.grad's dispatch (grad / hand about 3-4x here).
+first-look 2.06-2.08 -> 1.23 (bit-identical gradients). Cleanup's negation rewrites
+(srcad/transform/cleanup/negs.py: the -(-g) along `1 / (1 + exp(-z))` cancelled, `p_bar = -a` then
+`rt.add(p_bar, b)` written `b - a`): emitted / hand 1.13 -> 1.05 (quickstart), 1.15 -> 1.05
+(first-look), same bytes, load 3.6. What is left: two rt.unbroadcast calls (the kinds do not know
+that y and X @ w have one shape), and srcad.grad's dispatch (grad / hand about 3-4x here).
 """
 import sys
 import timeit

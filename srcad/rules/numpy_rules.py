@@ -75,6 +75,7 @@ defrule([np.sum, ".sum"], _RED, "rt.sum_vjp(g, x, axis, keepdims)", "rt.sum_jvp(
 defrule([np.mean, ".mean"], _RED, "rt.sum_vjp(g, x, axis, keepdims) / rt.count(x, axis)",
         "rt.sum_jvp(x_dot, axis, keepdims) / rt.count(x, axis)", discrete="axis dtype out keepdims",
         dense_jvp="np.mean(x_dot, axis=axis, keepdims=keepdims)")
+declare([np.sum, np.mean], odd=("x", "axis", "keepdims"))     # not dtype=, initial=, where=
 defrule([np.max, np.amax, ".max"], "x, axis=None, out=None, keepdims=False",
         "rt.extreme_vjp(g, x, ans, axis, keepdims)",
         "rt.extreme_jvp(x_dot, x, ans, axis, keepdims)", discrete="axis out keepdims")

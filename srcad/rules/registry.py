@@ -66,6 +66,9 @@ class Rule:
     adds_items: bool = False    # an in-place method that puts its arguments into the receiver (append)
     pure: object = None         # True: no effects, a new value (may be dropped or reused); False: effects
     consumes: bool = False      # runtime helper that may update its first argument in place (rt.add)
+    odd: tuple = None           # f(-a, ...) is -f(a, ...), the same value (a sum of its first argument
+    #                             in an order that does not depend on signs) when the call passes only
+    #                             these parameters (cleanup moves a negation out: transform/cleanup/negs.py)
     kind: ResultKind = None     # the result's kind, for the kinds pass
     fusions: dict = None        # runtime helper as a producer: {(consumer, position): (fused, dropped)}
     reads_items: bool = False   # reads only the items of its list operands (their kinds stay known)
@@ -180,7 +183,7 @@ def _put(key, rule):
     _FILLED[0] += 1
 
 
-_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "kind", "fusions", "reads_items", "cast",
+_FACTS = ("subscript", "alias", "inplace", "adds_items", "pure", "consumes", "odd", "kind", "fusions", "reads_items", "cast",
           "spelling", "refusal", "written_as", "shape_only")
 
 

@@ -18,6 +18,7 @@ file_helpers(rt)
 # ---- accumulation and shapes ---------------------------------------------------------------
 defrule(rt.add, "a, b", ("g", "g"), ("a_dot", "b_dot"), jvp_join=True)
 defrule(rt.unbroadcast, "g, x", ("rt.broadcast_like(g, x)", "0"), ("rt.unbroadcast(g_dot, x)", "0"))
+declare(rt.unbroadcast, odd=("g", "x"))
 defrule(rt.broadcast_like, "v, like", ("rt.unbroadcast(g, v)", "0"), ("rt.broadcast_like(v_dot, like)", "0"))
 defrule(rt.finalize, "bar, x, row_sparse=False", ("g", "0"), ("rt.finalize(bar_dot, x, row_sparse)", "0"))
 defrule(rt.as_cotangent, "g, x", (None, "0"), ("rt.as_cotangent(g_dot, x)", "0"))

@@ -8,6 +8,7 @@ from .copies import Copies
 from .dead import Dead
 from .fold import Fold
 from .liveness import Liveness
+from .negs import Negs
 from .pushes import Pushes
 from .zeros import Zeros
 from .nodes import _CONSUMING, _NESTED_SCOPES, _UNSUPPORTED_SET, _all_args, _blocks, _comment_text, _fill, _nested_reads, _rt_helper
@@ -18,7 +19,7 @@ def cleanup(fn: ast.FunctionDef, primal_ran: bool = False) -> ast.FunctionDef:
     return Cleanup(fn, primal_ran).run()
 
 
-class Cleanup(Fold, Breaks, Pushes, Copies, Zeros, Liveness, Dead):
+class Cleanup(Fold, Negs, Breaks, Pushes, Copies, Zeros, Liveness, Dead):
     """The cleanup pass over one generated function.
 
     Input: a generated `ast.FunctionDef` (the adjoint, the tangent, or a checkpointed adjoint with
@@ -75,7 +76,8 @@ class Cleanup(Fold, Breaks, Pushes, Copies, Zeros, Liveness, Dead):
         self._breaks()
         self._pushes()
         for _ in range(self.MAX_ROUNDS):
-            changed = self._fold_block(self.fn.body) > 0
+            changed = self._negs()
+            changed |= self._fold_block(self.fn.body) > 0
             self.renamed = []
             if self._any_copy(self.fn.body):       # (most rounds after the first have none left)
                 self._liveness()
