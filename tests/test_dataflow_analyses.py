@@ -21,6 +21,11 @@ def _kinds(f, *args):
     return fn, Kinds(fn, an, param_kinds(f, signature(args)))
 
 
+def _x_kind(f, *args):
+    """x's own kind: an array of x's shape (its shape token: the signature's dimension classes)."""
+    return param_kinds(f, signature(args))["x"]
+
+
 def _loop(fn):
     return next(st for st in ast.walk(fn) if isinstance(st, (ast.For, ast.While)))
 
@@ -43,7 +48,7 @@ def test_kinds_a_value_that_turns_into_an_array_on_the_second_iteration():
     assert k.before(loop.body[0], "y") == UNKNOWN
     assert k.exit(loop, "y") == UNKNOWN
     last = loop.body[-1]
-    assert k.result(last) == Kind("array", "d", 1, ("param", "x"))
+    assert k.result(last) == _x_kind(k_number_then_array, np.zeros(3), 2)
 
 
 def k_rank_down_and_up(x, n):
@@ -59,7 +64,7 @@ def test_kinds_a_loop_head_joins_what_an_iteration_brings_back_not_its_middle():
     # number only between the two statements, which never reaches the head
     fn, k = _kinds(k_rank_down_and_up, np.zeros(3), 2)
     loop = _loop(fn)
-    x_shaped = Kind("array", "d", 1, ("param", "x"))
+    x_shaped = _x_kind(k_rank_down_and_up, np.zeros(3), 2)
     assert k.before(loop.body[0], "y") == x_shaped
     assert k.exit(loop, "y") == x_shaped
     assert k.exit_of_body("y") == x_shaped
@@ -81,7 +86,7 @@ def test_kinds_at_a_loops_exit_are_those_at_its_exit_not_after_later_statements(
     # (the environment stored for the loop's exit was the one later assignments wrote into)
     fn, k = _kinds(k_rebound_after_the_loop, np.zeros(3), 2)
     loop = _loop(fn)
-    assert k.exit(loop, "s") == Kind("array", "d", 1, ("param", "x"))
+    assert k.exit(loop, "s") == _x_kind(k_rebound_after_the_loop, np.zeros(3), 2)
     assert k.exit_of_body("s").rank0
     x = np.array([0.3, -0.2, 0.5])
     assert_grad_close(k_rebound_after_the_loop, (x, 2), srcad.grad(k_rebound_after_the_loop)(x, 2))
