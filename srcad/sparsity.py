@@ -122,16 +122,18 @@ class Pattern:
         self.ncolors = int(self.color.max()) + 1 if self.n else 0
         self.batched = None      # unknown until the first evaluation: True, or False (one sweep per colour)
 
-    def evaluate(self, jvp_call, x):
-        """The compressed Jacobian: all colours in one batched sweep (srcad.batching) when the
-        tangent code allows it (self.batched is then True, and the caller verifies the result
-        with an ordinary sweep, `agrees`), else one ordinary sweep per colour."""
+    def evaluate(self, jvp_call, x, r=None):
+        """(the compressed Jacobian, the tangent along r or None): all colours in one batched sweep
+        (srcad.batching) when the tangent code allows it (self.batched is then True), else one
+        ordinary sweep per colour. A direction r (the check's, `agrees`) rides along as one more
+        direction of the batch, so the check costs no sweep of its own; the tangent is None where
+        it did not (r None, one sweep per colour: `agrees` then runs an ordinary sweep)."""
         if self.batched is not False and self.ncolors > 1:
             from .batching import UNBATCHABLE
             try:
-                J = self._evaluate_batched(jvp_call, x)
+                J, t = self._evaluate_batched(jvp_call, x, r)
                 self.batched = True
-                return J
+                return J, t
             except UNBATCHABLE:
                 self.batched = False
         values = np.zeros(len(self.rows), dtype=np.float64)
@@ -145,22 +147,27 @@ class Pattern:
             values[hit] = compressed[self.rows[hit]]
         J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))
         J.sum_duplicates()
-        return J
+        return J, None
 
-    def _evaluate_batched(self, jvp_call, x):
-        """Every colour's seed as one batch of tangents (in chunks of at most ~4e6 entries): the
-        primal runs once per chunk instead of once per colour. A large batch is deferred
-        (srcad/deferred.py: the tangent operations recorded, then replayed a few colours at a time,
-        in cache); one a deferred batch cannot carry is computed at once."""
+    def _evaluate_batched(self, jvp_call, x, r=None):
+        """Every colour's seed (and r, when given, as the last direction) as one batch of tangents
+        (in chunks of at most ~4e6 entries): the primal runs once per chunk instead of once per
+        colour. A large batch is deferred (srcad/deferred.py: the tangent operations recorded, then
+        replayed a few colours at a time, in cache); one a deferred batch cannot carry is computed
+        at once. Returns (J, (y's shape, the tangent along r, flat) or None)."""
         from . import deferred
         from .batching import UNBATCHABLE, Batched, unwrap
         values = np.zeros(len(self.rows), dtype=np.float64)
         col_color = self.color[self.cols]
-        chunk = max(1, min(self.ncolors, 4_000_000 // max(1, self.m + self.n)))
+        ndir = self.ncolors + (r is not None)
+        chunk = max(1, min(ndir, 4_000_000 // max(1, self.m + self.n)))
         defer = chunk * int(np.size(x)) >= deferred.LARGE
-        for c0 in range(0, self.ncolors, chunk):
-            B = min(chunk, self.ncolors - c0)
+        t = None
+        for c0 in range(0, ndir, chunk):
+            B = min(chunk, ndir - c0)
             seed = (self.color[None, :] == (c0 + np.arange(B))[:, None]).astype(np.float64)
+            if r is not None and c0 + B == ndir:        # the last direction: r
+                seed[-1] = np.reshape(r, -1)
             seed = seed.reshape((B,) + np.shape(x))
             try:        # the tangents recorded and replayed a few colours at a time (srcad/deferred.py)
                 y, y_dot = jvp_call(deferred.seed(seed) if defer else Batched(seed))
@@ -173,19 +180,30 @@ class Pattern:
                 block = unwrap(y_dot, B, np.shape(y)).reshape(B, -1)
             hit = (col_color >= c0) & (col_color < c0 + B)
             values[hit] = block[col_color[hit] - c0, self.rows[hit]]
+            if r is not None and c0 + B == ndir:
+                t = (np.shape(y), block[-1])
         J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))
         J.sum_duplicates()
-        return J
+        return J, t
 
-    def agrees(self, J, jvp_call, x, seed=12345):
-        """One more sweep along a random direction r: J @ r must equal the tangent (else the
-        pattern found earlier no longer holds at x, e.g. because a branch went the other way)."""
-        r = np.random.default_rng(seed).standard_normal(np.shape(x))
-        y, y_dot = jvp_call(r)
-        want = np.broadcast_to(np.asarray(y_dot, dtype=np.float64), np.shape(y)).reshape(-1)
+    def agrees(self, J, jvp_call, x, r, t=None):
+        """J @ r must equal the tangent along r (else the pattern found earlier no longer holds at
+        x, e.g. because a branch went the other way). t: that tangent as (y's shape, flat values)
+        when it was computed with the colours (`evaluate`), else an ordinary sweep computes it. The
+        tangent along a dense r never reads the pattern or the colouring, so either way a pattern
+        missing an entry that r meets is caught."""
+        if t is None:
+            y, y_dot = jvp_call(r)
+            t = (np.shape(y), np.broadcast_to(np.asarray(y_dot, dtype=np.float64), np.shape(y)).reshape(-1))
+        shape, want = t
         got = J @ r.reshape(-1)
         scale = np.abs(want).max(initial=0.0) + np.abs(got).max(initial=0.0) + 1e-300
-        return np.shape(y) == np.shape(self.y) and np.abs(got - want).max(initial=0.0) <= 1e-10 * scale
+        return shape == np.shape(self.y) and np.abs(got - want).max(initial=0.0) <= 1e-10 * scale
+
+
+def check_direction(x, seed=12345):
+    """The random direction of the check sweep (standard normal entries, x's shape)."""
+    return np.random.default_rng(seed).standard_normal(np.shape(x))
 
 
 def sparse_jacobian(jvp_call, x, cache=None, key=()):
@@ -199,9 +217,10 @@ def sparse_jacobian(jvp_call, x, cache=None, key=()):
     """
     key = (np.shape(x), np.asarray(x).dtype.str) + tuple(key)
     pat = cache.pop(key, None) if cache is not None else None
-    if pat is not None:
-        J = pat.evaluate(jvp_call, x)
-        if pat.agrees(J, jvp_call, x):
+    if pat is not None:     # a kept pattern: r rides along in the batched sweep (its own sweep else)
+        r = check_direction(x)
+        J, t = pat.evaluate(jvp_call, x, r)
+        if pat.agrees(J, jvp_call, x, r, t):
             cache[key] = pat                    # (most recently used last)
             return J, pat.ncolors
     pat = Pattern(jvp_call, x)
@@ -222,13 +241,16 @@ def sparse_jacobian(jvp_call, x, cache=None, key=()):
 
 def _checked(pat, jvp_call, x):
     """(J, whether the check sweep agrees): batched first where the pattern allows, then (when the
-    batch disagrees with the ordinary sweep) one sweep per colour."""
-    J = pat.evaluate(jvp_call, x)
-    ok = pat.agrees(J, jvp_call, x)
+    batch disagrees with the ordinary sweep) one sweep per colour. A new pattern is checked with
+    an ordinary sweep, independent of the batched code, so a batch that gets a tangent wrong is
+    caught there and not used (self.batched False)."""
+    r = check_direction(x)
+    J, _ = pat.evaluate(jvp_call, x)
+    ok = pat.agrees(J, jvp_call, x, r)
     if not ok and pat.batched:
         pat.batched = False
-        J = pat.evaluate(jvp_call, x)
-        ok = pat.agrees(J, jvp_call, x)
+        J, _ = pat.evaluate(jvp_call, x)
+        ok = pat.agrees(J, jvp_call, x, r)
     return J, ok
 
 

@@ -67,7 +67,7 @@ def test_colours_in_one_batched_sweep(monkeypatch):
     calls = []
     real = sparsity.Pattern._evaluate_batched
     monkeypatch.setattr(sparsity.Pattern, "_evaluate_batched",
-                        lambda self, j, x: calls.append(self.ncolors) or real(self, j, x))
+                        lambda self, j, x, r=None: calls.append(self.ncolors) or real(self, j, x, r))
     x = np.random.default_rng(2).normal(size=30)
     jf = srcad.jacobian(chain, sparsity="auto")
     for _ in range(2):                       # the detected pattern, then the cached one
@@ -77,9 +77,41 @@ def test_colours_in_one_batched_sweep(monkeypatch):
 
 
 def test_batched_colours_fall_back_when_unbatchable(monkeypatch):
-    def boom(self, j, x):
+    def boom(self, j, x, r=None):
         raise TypeError("not implemented for a batch of tangents")
     monkeypatch.setattr(sparsity.Pattern, "_evaluate_batched", boom)
     x = np.random.default_rng(3).normal(size=12)
     J = srcad.jacobian(chain, sparsity="auto")(x)
     np.testing.assert_allclose(J.toarray(), fd_jac(chain, x), rtol=1e-7, atol=1e-9)
+
+
+def _kept_pattern(f, n):
+    (pat,) = [p for p in sparsity.kept_patterns(f, 0).values() if p.n == n]
+    return pat
+
+
+def test_the_check_direction_rides_along_in_the_batch_and_catches_a_wrong_kept_pattern(monkeypatch):
+    """On a kept pattern, the random check direction is one more direction of the batched (and
+    deferred) sweep, not an ordinary sweep of its own; it still reads neither the pattern nor the
+    colouring, so a kept pattern missing an entry fails the check and is detected again."""
+    from srcad import deferred
+    monkeypatch.setattr(deferred, "LARGE", 0)       # the deferred replay, in small chunks
+    monkeypatch.setattr(deferred, "SMALL", 0)
+    monkeypatch.setattr(deferred, "CHUNK", 7)
+    seen = []
+    real = sparsity.Pattern.agrees
+    monkeypatch.setattr(sparsity.Pattern, "agrees",
+                        lambda self, J, j, x, r, t=None: seen.append(t is not None) or real(self, J, j, x, r, t))
+    x = np.random.default_rng(5).normal(size=24)
+    jf = srcad.jacobian(chain, sparsity="auto")
+    ref = fd_jac(chain, x)
+    np.testing.assert_allclose(jf(x).toarray(), ref, rtol=1e-7, atol=1e-9)
+    assert seen == [False]                  # a new pattern: checked by an ordinary sweep
+    np.testing.assert_allclose(jf(x).toarray(), ref, rtol=1e-7, atol=1e-9)
+    assert seen == [False, True]            # a kept one: the check's tangent came with the colours
+    pat = _kept_pattern(chain, x.size)
+    keep = np.ones(len(pat.rows), bool)
+    keep[len(keep) // 2] = False            # the kept pattern loses an entry
+    pat.rows, pat.cols = pat.rows[keep], pat.cols[keep]
+    np.testing.assert_allclose(jf(x).toarray(), ref, rtol=1e-7, atol=1e-9)
+    assert seen[2] is True and len(seen) == 4   # failed in the batch, detected again, checked anew
