@@ -121,6 +121,33 @@ class Pattern:
         self.color = color_columns(self.rows, self.cols, self.m, self.n) if self.n else np.zeros(0, np.int64)
         self.ncolors = int(self.color.max()) + 1 if self.n else 0
         self.batched = None      # unknown until the first evaluation: True, or False (one sweep per colour)
+        self._csr = None         # (rows, cols, CSR indices, indptr, rows, colours and compressed
+        #  positions colour * m + row in CSR order): `_layout`
+
+    def _layout(self):
+        """The CSR structure of the pattern (rows, cols: each (row, col) pair once), computed once
+        per pattern: each evaluation then gathers its values straight into CSR order (no COO to
+        CSR conversion, no summing of duplicates, per call)."""
+        c = self._csr
+        if c is None or c[0] is not self.rows or c[1] is not self.cols:
+            rows, cols = self.rows, self.cols
+            order = np.lexsort((cols, rows))
+            r, k = rows[order], cols[order]
+            keep = np.ones(len(r), dtype=bool)
+            keep[1:] = (r[1:] != r[:-1]) | (k[1:] != k[:-1])
+            r, k = r[keep], k[keep]
+            indptr = np.zeros(self.m + 1, dtype=np.int64)
+            np.cumsum(np.bincount(r, minlength=self.m), out=indptr[1:])
+            cc = self.color[k]
+            c = self._csr = (rows, cols, k.astype(np.int64), indptr, r, cc, cc * self.m + r)
+        return c
+
+    def _assemble(self, values):
+        """The csr_array of the values in `_layout` order (canonical: sorted, no duplicates)."""
+        _, _, indices, indptr, _, _, _ = self._layout()
+        J = sp.csr_array((values, indices, indptr), shape=(self.m, self.n))
+        J.has_canonical_format = True
+        return J
 
     def evaluate(self, jvp_call, x, r=None):
         """(the compressed Jacobian, the tangent along r or None): all colours in one batched sweep
@@ -136,18 +163,15 @@ class Pattern:
                 return J, t
             except UNBATCHABLE:
                 self.batched = False
-        values = np.zeros(len(self.rows), dtype=np.float64)
-        col_color = self.color[self.cols]
-        y = None
+        _, _, _, _, rows, col_color, _ = self._layout()
+        values = np.zeros(len(rows), dtype=np.float64)
         for c in range(self.ncolors):
             v = (self.color == c).astype(np.float64).reshape(np.shape(x))
             y, y_dot = jvp_call(v)
             compressed = np.broadcast_to(np.asarray(y_dot, dtype=np.float64), np.shape(y)).reshape(-1)
             hit = col_color == c
-            values[hit] = compressed[self.rows[hit]]
-        J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))
-        J.sum_duplicates()
-        return J, None
+            values[hit] = compressed[rows[hit]]
+        return self._assemble(values), None
 
     def _evaluate_batched(self, jvp_call, x, r=None):
         """Every colour's seed (and r, when given, as the last direction) as one batch of tangents
@@ -157,8 +181,8 @@ class Pattern:
         at once. Returns (J, (y's shape, the tangent along r, flat) or None)."""
         from . import deferred
         from .batching import UNBATCHABLE, Batched, unwrap
-        values = np.zeros(len(self.rows), dtype=np.float64)
-        col_color = self.color[self.cols]
+        _, _, _, _, rows, col_color, flat = self._layout()
+        values = np.zeros(len(rows), dtype=np.float64)
         ndir = self.ncolors + (r is not None)
         chunk = max(1, min(ndir, 4_000_000 // max(1, self.m + self.n)))
         defer = chunk * int(np.size(x)) >= deferred.LARGE
@@ -178,13 +202,14 @@ class Pattern:
                 defer = False       # an operation a deferred batch does not take: computed at once
                 y, y_dot = jvp_call(Batched(seed))
                 block = unwrap(y_dot, B, np.shape(y)).reshape(B, -1)
-            hit = (col_color >= c0) & (col_color < c0 + B)
-            values[hit] = block[col_color[hit] - c0, self.rows[hit]]
+            if B >= self.ncolors and block.shape[1] == self.m:     # every colour in this block
+                values = block.reshape(-1)[flat].astype(np.float64, copy=False)
+            else:
+                hit = (col_color >= c0) & (col_color < c0 + B)
+                values[hit] = block[col_color[hit] - c0, rows[hit]]
             if r is not None and c0 + B == ndir:
                 t = (np.shape(y), block[-1])
-        J = sp.csr_array((values, (self.rows, self.cols)), shape=(self.m, self.n))
-        J.sum_duplicates()
-        return J, t
+        return self._assemble(values), t
 
     def agrees(self, J, jvp_call, x, r, t=None):
         """J @ r must equal the tangent along r (else the pattern found earlier no longer holds at
