@@ -239,6 +239,10 @@ def sparse_jacobian(jvp_call, x, cache=None, key=()):
     agrees with the compressed Jacobian; when it does not, the pattern is detected again at x.
     A newly detected pattern is checked the same way; a traced one that fails is detected again
     with exact index sets, and an exact one that fails raises SrcadError (never a wrong Jacobian).
+    A new pattern's check is an ordinary sweep (it verifies the batched code too: a batch that
+    disagrees is not used for that pattern); a kept pattern's check direction is one more
+    direction of the batched sweep (it verifies the pattern, the colouring and the decompression:
+    its tangent reads none of them).
     """
     key = (np.shape(x), np.asarray(x).dtype.str) + tuple(key)
     pat = cache.pop(key, None) if cache is not None else None
