@@ -6,6 +6,7 @@ from ..errors import SrcadError
 from ..inputs import cache_variant
 from ..transform import pipeline
 from ..transform.kinds import signature as _signature
+from .gradients import reverse_variant
 from .passing import _as_passed, _shift
 from .units import _kinds_of
 
@@ -83,12 +84,15 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
         return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint,
                     None if args is None else tuple(passed[1]) + tuple(args), stage, compile)
     sig = None if args is None else _signature(tuple(args))
+    # the code grad runs: in reverse mode its variant (the split twins of callees unless checkpoint=k),
+    # with the `<f>_vjp` main of the API in place of grad's `<f>_value_and_vjp`
+    variant = reverse_variant("plain", checkpoint) if mode == "reverse" else cache_variant("plain", checkpoint)
     if stage != "emit":     # a pass's output is for reading: built afresh, never cached
-        options = pipeline.Options.from_variant(mode, wrt, (), cache_variant("plain", checkpoint), sig)
+        options = pipeline.Options.from_variant(mode, wrt, (), variant, sig)
         return pipeline.stage_text(f, pipeline.replace(options, stage=stage))
     if compile:
         from .. import compiled
-        source, supplied, main, _ = cache.entry(f, mode, wrt, (), cache_variant("plain", checkpoint), sig)
+        source, supplied, main, _ = cache.entry(f, mode, wrt, (), variant, sig)
         kinds = _kinds_of(main, source, sig, mode)
         return compiled.pyx_text(source, main, kinds, supplied, compiled.small_lengths(source, main, kinds, args))
-    return cache.text(f, mode, wrt, cache_variant("plain", checkpoint), sig)
+    return cache.text(f, mode, wrt, variant, sig)
