@@ -108,3 +108,5 @@ def test_cli_emit_shows_the_twins(tmp_path, capsys):
     exec(compile(out, "<emitted>", "exec"), ns)
     x = np.linspace(0.2, 1.1, 3)
     assert_grad_close(f, (x,), ns["f_vjp"](x))
+    assert main(["emit", f"{src}:f", "--args", "np.ones(3)", "--checkpoint", "2"]) == 0
+    assert "_split(" not in capsys.readouterr().out

@@ -20,6 +20,14 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
     in forward mode ``<f>_jvp(<f's parameters>, <p>_dot for each wrt parameter p)``, returning
     ``(y, y_dot)``.
 
+    It is the code `srcad.grad` runs, with the ``<f>_vjp`` main function above in place of grad's
+    ``<f>_value_and_vjp`` (which also returns f's value). Where f calls user functions, grad's
+    code runs each callee's primal sweep once: the module has the callee's split adjoint
+    ``<g>_split`` beside its ``<g>_vjp``, a generator that ``rt.split_forward`` runs up to its
+    ``yield`` (g's primal sweep) and ``rt.split_backward`` resumes with g's cotangent (g's adjoint
+    sweep). With ``checkpoint=k``, or for an ``@srcad.checkpoint`` callee, grad recomputes the
+    callee in its adjoint and the module has no twin.
+
     Parameters
     ----------
     f : callable
