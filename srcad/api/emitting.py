@@ -46,9 +46,8 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
         to see what each pass did; the default is the finished module.
 
     compile : bool, default False
-        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
-        per signature and machine; the Python code, with one warning naming why, if it cannot be
-        built.
+        Return the Cython text (``.pyx``) that ``srcad.grad(f, compile=True)`` builds from this
+        module (`srcad/compiled/`), typed for the kinds of `args`, instead of the Python module.
 
     Returns
     -------
