@@ -83,6 +83,8 @@ def main(argv=None):
                    help="print the code after this pass instead of the module: one of "
                         "parse, fence, aliases, normalize, analyze, kinds, reverse, forward, fuse, checkpoint, "
                         "cleanup, emit")
+    p.add_argument("--checkpoint", type=int, metavar="K",
+                   help="the code with binomial checkpointing of range loops, K snapshots (as grad(..., checkpoint=K))")
     p.add_argument("-o", "--output", help="write the module to this file instead of printing it")
     p.add_argument("--compile", action="store_true",
                    help="print the Cython text (.pyx) that compile=True builds (no signature: untyped arguments)")
@@ -109,7 +111,7 @@ def main(argv=None):
         return 2
     try:
         text = emit(_load(args.target), mode=args.mode, wrt=_wrt(args.wrt), stage=args.stage, compile=args.compile,
-                    args=example)
+                    args=example, checkpoint=args.checkpoint)
     except SrcadError as exc:
         print(f"srcad: error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2

@@ -6,6 +6,7 @@ from ..errors import SrcadError
 from ..inputs import cache_variant
 from ..transform import pipeline
 from ..transform.kinds import signature as _signature
+from .gradients import reverse_variant
 from .passing import _as_passed, _shift
 from .units import _kinds_of
 
@@ -18,6 +19,14 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
     ``<f>_vjp(<f's parameters>, <f>_bar=1.0)``, returning what `srcad.grad` returns for that seed;
     in forward mode ``<f>_jvp(<f's parameters>, <p>_dot for each wrt parameter p)``, returning
     ``(y, y_dot)``.
+
+    It is the code `srcad.grad` runs, with the ``<f>_vjp`` main function above in place of grad's
+    ``<f>_value_and_vjp`` (which also returns f's value). Where f calls user functions, grad's
+    code runs each callee's primal sweep once: the module has the callee's split adjoint
+    ``<g>_split`` beside its ``<g>_vjp``, a generator that ``rt.split_forward`` runs up to its
+    ``yield`` (g's primal sweep) and ``rt.split_backward`` resumes with g's cotangent (g's adjoint
+    sweep). With ``checkpoint=k``, or for an ``@srcad.checkpoint`` callee, grad recomputes the
+    callee in its adjoint and the module has no twin.
 
     Parameters
     ----------
@@ -37,9 +46,8 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
         to see what each pass did; the default is the finished module.
 
     compile : bool, default False
-        Run the generated code compiled by Cython (`srcad/compiled/`): the same results, built once
-        per signature and machine; the Python code, with one warning naming why, if it cannot be
-        built.
+        Return the Cython text (``.pyx``) that ``srcad.grad(f, compile=True)`` builds from this
+        module (`srcad/compiled/`), typed for the kinds of `args`, instead of the Python module.
 
     Returns
     -------
@@ -83,12 +91,15 @@ def emit(f, mode="reverse", wrt=0, checkpoint=None, args=None, stage="emit", com
         return emit(passed[0], mode, _shift(wrt, len(passed[1])), checkpoint,
                     None if args is None else tuple(passed[1]) + tuple(args), stage, compile)
     sig = None if args is None else _signature(tuple(args))
+    # the code grad runs: in reverse mode its variant (the split twins of callees unless checkpoint=k),
+    # with the `<f>_vjp` main of the API in place of grad's `<f>_value_and_vjp`
+    variant = reverse_variant("plain", checkpoint) if mode == "reverse" else cache_variant("plain", checkpoint)
     if stage != "emit":     # a pass's output is for reading: built afresh, never cached
-        options = pipeline.Options.from_variant(mode, wrt, (), cache_variant("plain", checkpoint), sig)
+        options = pipeline.Options.from_variant(mode, wrt, (), variant, sig)
         return pipeline.stage_text(f, pipeline.replace(options, stage=stage))
     if compile:
         from .. import compiled
-        source, supplied, main, _ = cache.entry(f, mode, wrt, (), cache_variant("plain", checkpoint), sig)
+        source, supplied, main, _ = cache.entry(f, mode, wrt, (), variant, sig)
         kinds = _kinds_of(main, source, sig, mode)
         return compiled.pyx_text(source, main, kinds, supplied, compiled.small_lengths(source, main, kinds, args))
-    return cache.text(f, mode, wrt, cache_variant("plain", checkpoint), sig)
+    return cache.text(f, mode, wrt, variant, sig)

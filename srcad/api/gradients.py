@@ -86,6 +86,15 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, row_sparse=False, check_nume
     return derived(wrapper, "value_and_grad", f, wrt, **options)
 
 
+def reverse_variant(base, checkpoint):
+    """The cache variant of the adjoint code grad and value_and_grad run, for the base variant
+    ("value", "value+numerics"; `srcad.emit` asks for "plain", the same code with the `<f>_vjp`
+    main of the API): "+split", callees' primal sweeps run once and their adjoints resumed
+    (transform/split.py; compile=True builds the generator twins too), except with checkpoint=k,
+    which keeps the recomputing code. The one place this choice is made."""
+    return cache_variant(base + ("" if checkpoint else "+split"), checkpoint)
+
+
 def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, compile=False):
     """call(args, kwargs) -> (f(*args, **kwargs), gradient): one forward and one adjoint sweep of
     the generated code (which checks the output is a scalar before its adjoint sweep). What is
@@ -94,10 +103,7 @@ def _gradient_call(f, wrt, has_aux, row_sparse, check_numerics, checkpoint, comp
     type test each when they are plain arrays and numbers) and the module's freshness (identity
     tests)."""
     rs = _row_sparse_names(f, wrt, row_sparse)
-    # "+split": callees' primal sweeps run once, their adjoints resumed (transform/split.py); the
-    # checkpoint=k keeps the recomputing code (compile=True builds the generator twins too)
-    variant = cache_variant(("value+numerics" if check_numerics else "value") + ("" if checkpoint else "+split"),
-                            checkpoint)
+    variant = reverse_variant("value+numerics" if check_numerics else "value", checkpoint)
     handle = cache.Handle(f, "reverse", wrt, rs, variant)
     seed = rt.ScalarSeed(functools.partial(check_scalar, func=f, has_aux=has_aux), has_aux)
     main = getattr(f, "__name__", "") + "_value_and_vjp"    # (not a function: the build says so)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import SrcadError
 from ..rules.registry import facts
-from ..syntax import ast_copy, is_rt_call
+from ..syntax import ast_copy, comment, is_rt_call
 from .kinds.lattice import Cat
 from .unit import Unit, _base_name, _identifier
 
@@ -255,4 +255,7 @@ def _rewrite(unit, fn, ready, by_name):
             node.keywords = []
             node.func = ast.Attribute(ast.Name("rt", ast.Load()), helper, ast.Load())
     at = 1 if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) else 0
-    fn.body.insert(at, ast.Assign([ast.Name(frames, ast.Store())], ast.List([], ast.Load()), lineno=0))
+    fn.body[at:at] = [comment(f"{frames}: the split adjoints <g>_split of callees, each run by rt.split_forward up to its"),
+                      comment("yield (g's primal sweep); rt.split_backward resumes it with g's cotangent (g's adjoint sweep),"),
+                      comment("or calls <g>_vjp (recomputing g) when no frame of that call is kept"),
+                      ast.Assign([ast.Name(frames, ast.Store())], ast.List([], ast.Load()), lineno=0)]
