@@ -378,8 +378,8 @@ def batched_array(parts, B, dtype, shape):
         level = [q for p in level for q in p] if all(type(p) in (list, tuple) and len(p) == n for p in level) else []
     if level and all(type(p) is Batched and p.data.shape == (B,) and p.data.dtype == dtype or type(p) in _ZEROS
                      for p in level):      # (a rotation matrix from its scalars: no write per item)
-        return Batched(np.stack([p.data if type(p) is Batched else np.full(B, p, dtype) for p in level],
-                                axis=1).reshape((B,) + tuple(shape)))
+        cols = [p.data if type(p) is Batched else np.zeros(B, dtype) if p == 0 else np.full(B, p, dtype) for p in level]
+        return Batched(np.stack(cols, axis=1).reshape((B,) + tuple(shape)))
     out = np.zeros((B,) + tuple(shape), dtype)
 
     def fill(p, idx):
