@@ -161,8 +161,22 @@ def _getitem(x, idx):
     if not d.flags.c_contiguous:
         dims = [n for n in d.shape if n != 1]
         if len(dims) >= 2 and dims[-1] <= 8:       # (a strided vector stays a view: one long inner loop)
-            out = Batched(np.ascontiguousarray(d))
+            out = Batched(_columns(d, range(d.shape[-1])) if d.shape[-1] == dims[-1] else np.ascontiguousarray(d))
     return out
+
+
+def _columns(d, cols):
+    """A contiguous array of d's last-axis entries cols, written one column at a time: one long
+    strided loop per column (a copy of the whole runs its inner loop over a few entries per row)."""
+    out = np.empty(d.shape[:-1] + (len(cols),), d.dtype)
+    for i, j in enumerate(cols):
+        out[..., i] = d[..., j]
+    return out
+
+
+def _permute(x, cols):
+    """x[..., cols] for a short permutation cols of x's last axis (np.cross's rotations)."""
+    return Batched(_columns(x.data, cols))
 
 
 _ROLL1, _ROLL2 = np.array([1, 2, 0]), np.array([2, 0, 1])
@@ -178,9 +192,13 @@ def _cross(tape, a, b, *rest, **kw):
             np.shape(a) == np.shape(b) and np.shape(a)[-1:] == (3,) and (type(a) is np.ndarray) != (type(b) is np.ndarray):
         idx1, idx2 = (Ellipsis, _ROLL1), (Ellipsis, _ROLL2)
         if type(a) is np.ndarray:
-            return b[idx2] * a[idx1] - b[idx1] * a[idx2]
-        return a[idx1] * b[idx2] - a[idx2] * b[idx1]
+            return _roll(tape, b, _ROLL2) * a[idx1] - _roll(tape, b, _ROLL1) * a[idx2]
+        return a[idx1] * _roll(tape, b, _ROLL2) - a[idx2] * _roll(tape, b, _ROLL1)
     return _record(tape, _HANDLERS[np.cross], (a, b) + rest, kw)
+
+
+def _roll(tape, t, cols):
+    return _record(tape, _permute, (t, tuple(cols)), {}) if type(t) is Deferred else t[(Ellipsis, cols)]
 
 
 def _assign(x, idx, value):
