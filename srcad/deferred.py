@@ -193,7 +193,7 @@ def _cross(tape, a, b, *rest, **kw):
         idx1, idx2 = (Ellipsis, _ROLL1), (Ellipsis, _ROLL2)
         if type(a) is np.ndarray:
             return _roll(tape, b, _ROLL2) * a[idx1] - _roll(tape, b, _ROLL1) * a[idx2]
-        return a[idx1] * _roll(tape, b, _ROLL2) - a[idx2] * _roll(tape, b, _ROLL1)
+        return _roll(tape, a, _ROLL1) * b[idx2] - _roll(tape, a, _ROLL2) * b[idx1]
     return _record(tape, _HANDLERS[np.cross], (a, b) + rest, kw)
 
 
