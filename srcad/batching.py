@@ -181,13 +181,15 @@ def _make_reduce(np_func):
     return h
 
 
-_HANDLERS[np.sum], _HANDLERS[np.mean] = _make_reduce(np.sum), _make_reduce(np.mean)
+_HANDLERS[np.sum] = _make_reduce(np.sum)
+_HANDLERS[np.mean] = _make_reduce(np.mean)
 
 
 @_on(np.cumsum)
 def _cumsum(x, axis=None, **kw):
-    flat = axis is None      # (the cumulative sum of the flattened tangent)
-    return Batched(np.cumsum(x.data.reshape(x.data.shape[0], x.size) if flat else x.data, axis=1 if flat else _ax(axis, x.ndim)))
+    if axis is None:
+        return Batched(np.cumsum(x.data.reshape(x.data.shape[0], x.size), axis=1))
+    return Batched(np.cumsum(x.data, axis=_ax(axis, x.ndim)))
 
 
 @_on(np.diff)
@@ -283,8 +285,9 @@ def _where(cond, x, y):
 
 @_on(np.take)
 def _take(x, idx, axis=None, **kw):
-    flat = axis is None      # (np.take of the flattened tangent)
-    return Batched(np.take(x.data.reshape(x.data.shape[0], x.size) if flat else x.data, idx, axis=1 if flat else _ax(axis, x.ndim)))
+    if axis is None:
+        return Batched(np.take(x.data.reshape(x.data.shape[0], x.size), idx, axis=1))
+    return Batched(np.take(x.data, idx, axis=_ax(axis, x.ndim)))
 
 
 @_on(np.trace)
@@ -345,12 +348,16 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def _solve(a, b):
     if isinstance(a, Batched):
         raise TypeError("the matrix of a solve cannot be a batch of tangents")
-    return Batched(np.linalg.solve(a, b.data.T).T if b.ndim == 1 else np.linalg.solve(a, b.data))
+    if b.ndim == 1:
+        return Batched(np.linalg.solve(a, b.data.T).T)
+    return Batched(np.linalg.solve(a, b.data))
 
 
 def unwrap(t, B, shape):
     """A tangent that came out of the generated code as an array (B,) + shape."""
-    return np.broadcast_to(t.data if isinstance(t, Batched) else np.asarray(t, dtype=float), (B,) + tuple(shape))
+    if isinstance(t, Batched):
+        return np.broadcast_to(t.data, (B,) + tuple(shape))
+    return np.broadcast_to(np.asarray(t, dtype=float), (B,) + tuple(shape))
 
 
 def batch_size_nested(parts):
@@ -373,13 +380,6 @@ def batched_array(parts, B, dtype, shape):
     Batched of data (B,) + shape, zeros where an item's tangent is zero, each batch's data and each
     plain (direction-independent) item written in its place, as np.array stacks the items. An
     item whose shape is not its place's raises ValueError (the caller's fallback)."""
-    level = [parts]     # nested lists of exactly this shape of (B,) batches and numbers: one stack of columns
-    for n in shape:
-        level = [q for p in level for q in p] if all(type(p) in (list, tuple) and len(p) == n for p in level) else []
-    if level and all(type(p) is Batched and p.data.shape == (B,) and p.data.dtype == dtype or type(p) in _ZEROS
-                     for p in level):      # (a rotation matrix from its scalars: no write per item)
-        cols = [p.data if type(p) is Batched else np.zeros(B, dtype) if p == 0 else np.full(B, p, dtype) for p in level]
-        return Batched(np.stack(cols, axis=1).reshape((B,) + tuple(shape)))
     out = np.zeros((B,) + tuple(shape), dtype)
 
     def fill(p, idx):
