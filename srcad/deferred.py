@@ -161,8 +161,22 @@ def _getitem(x, idx):
     if not d.flags.c_contiguous:
         dims = [n for n in d.shape if n != 1]
         if len(dims) >= 2 and dims[-1] <= 8:       # (a strided vector stays a view: one long inner loop)
-            out = Batched(np.ascontiguousarray(d))
+            out = Batched(_columns(d, range(d.shape[-1])) if d.shape[-1] == dims[-1] else np.ascontiguousarray(d))
     return out
+
+
+def _columns(d, cols):
+    """A contiguous array of d's last-axis entries cols, written one column at a time: one long
+    strided loop per column (a copy of the whole runs its inner loop over a few entries per row)."""
+    out = np.empty(d.shape[:-1] + (len(cols),), d.dtype)
+    for i, j in enumerate(cols):
+        out[..., i] = d[..., j]
+    return out
+
+
+def _permute(x, cols):
+    """x[..., cols] for a short permutation cols of x's last axis (np.cross's rotations)."""
+    return Batched(_columns(x.data, cols))
 
 
 _ROLL1, _ROLL2 = np.array([1, 2, 0]), np.array([2, 0, 1])
@@ -178,9 +192,13 @@ def _cross(tape, a, b, *rest, **kw):
             np.shape(a) == np.shape(b) and np.shape(a)[-1:] == (3,) and (type(a) is np.ndarray) != (type(b) is np.ndarray):
         idx1, idx2 = (Ellipsis, _ROLL1), (Ellipsis, _ROLL2)
         if type(a) is np.ndarray:
-            return b[idx2] * a[idx1] - b[idx1] * a[idx2]
-        return a[idx1] * b[idx2] - a[idx2] * b[idx1]
+            return _roll(tape, b, _ROLL2) * a[idx1] - _roll(tape, b, _ROLL1) * a[idx2]
+        return _roll(tape, a, _ROLL1) * b[idx2] - _roll(tape, a, _ROLL2) * b[idx1]
     return _record(tape, _HANDLERS[np.cross], (a, b) + rest, kw)
+
+
+def _roll(tape, t, cols):
+    return _record(tape, _permute, (t, tuple(cols)), {}) if type(t) is Deferred else t[(Ellipsis, cols)]
 
 
 def _assign(x, idx, value):
@@ -324,7 +342,7 @@ def evaluate(outs):
     """The data (B,) + shape of each Deferred in outs: the recorded operations they depend on,
     replayed in order over chunks of directions, each intermediate dropped after its last use."""
     tape = outs[0].tape
-    order, seen, uses0 = [], set(), {}
+    order, seen = [], set()
     stack = [(o, False) for o in outs]
     while stack:                        # depth first: a node after everything it reads
         node, done = stack.pop()
@@ -340,30 +358,34 @@ def evaluate(outs):
             continue
         stack.append((node, True))
         for a in _nodes(node.args, []) + _nodes(list(node.kwargs.values()), []):
-            uses0[id(a)] = uses0.get(id(a), 0) + 1
             if id(a) not in seen:
                 stack.append((a, False))
-    keep = {id(o) for o in outs}
+    keep, last = {id(o) for o in outs}, {}
+    for k, (node, reads, slots, kw) in enumerate(order):
+        for a in reads:
+            last[id(a)] = k
+    drops = [[] for _ in order]         # after each node: the values it read last (not an output)
+    for i, k in last.items():
+        if i not in keep:
+            drops[k].append(i)
     results = [np.empty((tape.B,) + o.shape, o.dtype) for o in outs]
     step = max(1, CHUNK // tape.largest)
     for c0 in range(0, tape.B, step):
         c1 = min(tape.B, c0 + step)
-        vals, uses = {}, dict(uses0)
+        vals = {}
 
         def get(v):
             if type(v) is Deferred and v.full is None:
                 return vals[id(v)]
             return Batched(v.data[c0:c1])
-        for node, reads, slots, kw in order:
+        for (node, reads, slots, kw), drop in zip(order, drops):
             args = list(node.args)
             for i, nested in slots:
                 args[i] = _map(args[i], get) if nested else get(args[i])
             kwargs = {k: _map(v, get) for k, v in node.kwargs.items()} if kw else node.kwargs
             vals[id(node)] = node.fn(*args, **kwargs)
-            for a in reads:
-                n = uses[id(a)] = uses[id(a)] - 1
-                if n == 0 and id(a) not in keep:
-                    vals.pop(id(a), None)
+            for i in drop:
+                vals.pop(i, None)
         for o, r in zip(outs, results):
             v = get(o)
             r[c0:c1] = v.data if isinstance(v, Batched) else v
