@@ -9,23 +9,7 @@ import pytest
 import srcad
 from srcad.runtime import indexing
 from fdcheck import assert_grad_close
-
-
-def det(A):
-    n = A.shape[0]
-    if n == 1:
-        return A[0, 0]
-    total = 0.0
-    sign = 1.0
-    for j in range(n):
-        keep = np.concatenate((np.arange(j), np.arange(j + 1, n)))
-        total = total + sign * A[0, j] * det(A[1:, keep])
-        sign = -sign
-    return total
-
-
-def det_of(A):
-    return det(A)
+from test_split_callees import det_of     # det by minors, recursive: the same function as there
 
 
 def test_det_by_minors_matches_autograd():
